@@ -1,0 +1,1 @@
+//! toolgate-audit: placeholder; filled in by its issue.

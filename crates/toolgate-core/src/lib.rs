@@ -1,0 +1,1 @@
+//! toolgate-core: placeholder; filled in by its issue.

@@ -1,0 +1,1 @@
+//! toolgate-hooks: placeholder; filled in by its issue.

@@ -1,0 +1,1 @@
+//! toolgate-mcp: placeholder; filled in by its issue.

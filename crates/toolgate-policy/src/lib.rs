@@ -1,0 +1,1 @@
+//! toolgate-policy: placeholder; filled in by its issue.

@@ -1,0 +1,87 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{ErrorCode, Stage, Verdict};
+
+/// The audit record of one call. The audit log adds `seq`, `prev` and `hash` when it writes
+/// the record, chaining it to the one before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Always `"call"`; other record kinds (proxy decisions, recoveries) use other values.
+    pub kind: String,
+    /// RFC 3339 UTC timestamp with milliseconds, taken when the call arrived.
+    pub ts: String,
+    /// The session the call belongs to.
+    pub session_id: String,
+    /// The caller's id for the call.
+    pub call_id: String,
+    /// The client or profile that sent it, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The tool name as asked for (possibly unknown).
+    pub tool: String,
+    /// The input, with secrets redacted.
+    pub input: Value,
+    /// Each stage the call reached, in order.
+    pub stages: Vec<StageRecord>,
+    /// What each hook said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookRecord>,
+    /// The permission verdict, if the call reached stage 6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// `ok` or `error`.
+    pub status: String,
+    /// The error code when `status` is `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
+    /// Wall time from arrival to result, in microseconds.
+    pub duration_us: u64,
+    /// Size of the input JSON in bytes.
+    pub input_bytes: u64,
+    /// Size of the output content in bytes.
+    pub output_bytes: u64,
+}
+
+/// How one stage went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// Which stage.
+    pub stage: Stage,
+    /// Passed, failed or skipped.
+    pub status: StageStatus,
+    /// The verdict, for deciding stages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// A short note (why it failed, which sandbox, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Outcome of one stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    /// The stage let the call through.
+    Pass,
+    /// The stage stopped the call.
+    Fail,
+    /// The stage had nothing to do.
+    Skip,
+}
+
+/// What one hook handler said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRecord {
+    /// The event (`PreToolUse`, …).
+    pub event: String,
+    /// The handler as configured (command line or URL).
+    pub handler: String,
+    /// `allow`, `deny`, `ask`, `none`, `error`, `timeout`.
+    pub outcome: String,
+    /// The hook's reason or error text, capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// How long the handler ran.
+    pub duration_ms: u64,
+}

@@ -1,0 +1,92 @@
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Risk classes, ordered from harmless to catastrophic so that `max` aggregates
+/// strictest-wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Reads only.
+    ReadOnly,
+    /// Changes things inside the workspace in ordinary ways.
+    Moderate,
+    /// Could do real damage; a person should confirm.
+    High,
+    /// Denied in every mode (only managed settings can lift it).
+    Catastrophic,
+}
+
+/// How a call touches a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Reads it.
+    Read,
+    /// Creates or changes it.
+    Write,
+    /// Removes it.
+    Delete,
+}
+
+/// A path a call touches, resolved as far as the analysis could.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathFact {
+    /// Absolute, normalised path (symlinks resolved where the path exists).
+    pub path: PathBuf,
+    /// How the call touches it.
+    pub access: Access,
+    /// Whether the path is inside the session's roots.
+    pub inside_roots: bool,
+    /// Whether the path is a protected path (`.git/`, shell rc files, …).
+    pub protected: bool,
+}
+
+/// One subcommand of a shell command, normalised as the shell would see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandFact {
+    /// The words after quote removal and wrapper stripping; `argv[0]` is the program.
+    pub argv: Vec<String>,
+    /// The words joined with single spaces, which Bash rules match against.
+    pub text: String,
+}
+
+/// A risk finding with a reason a human can read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// How risky.
+    pub risk: Risk,
+    /// The category (`catastrophic_deletion`, `remote_code_execution`, …).
+    pub category: String,
+    /// Names the subcommand and the rule.
+    pub reason: String,
+}
+
+/// Everything stage 4 learned about a call, for the policy stage to read.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CallFacts {
+    /// The subject string rules match against (command, path, URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Paths the call reads, writes or deletes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathFact>,
+    /// Shell subcommands, for per-subcommand rule matching.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandFact>,
+    /// URLs or hosts the call reaches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+    /// Risk findings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Something could not be resolved statically; never treat as safe.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opaque: bool,
+}
+
+impl CallFacts {
+    /// The highest risk among the findings, if any.
+    pub fn max_risk(&self) -> Option<Risk> {
+        self.findings.iter().map(|f| f.risk).max()
+    }
+}

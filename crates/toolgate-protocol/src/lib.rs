@@ -1,0 +1,43 @@
+//! The vocabulary every toolgate crate speaks.
+//!
+//! A model *asks* for an action with a [`ToolCall`]. A tool describes itself with a
+//! [`ToolSpec`] and answers with a [`ToolOutput`]. Between the two, the gate records what each
+//! stage decided as a [`Verdict`], explains failures with an [`ErrorCode`], gathers the
+//! tool-aware [`CallFacts`] that policy reads, and writes one [`CallRecord`] to the audit log.
+//!
+//! The [`wire`] module converts these types to and from the shapes the model APIs use:
+//! Anthropic `tool_use` / `tool_result` blocks, OpenAI function calls, and MCP tool
+//! definitions.
+//!
+//! This crate has no I/O and no policy; it only names things, so that the policy engine,
+//! hooks, sandbox, audit log and front doors agree on what a call is.
+//!
+//! ```
+//! use toolgate_protocol::{ToolCall, wire};
+//! let line = serde_json::json!({
+//!     "type": "tool_use", "id": "toolu_1", "name": "Read",
+//!     "input": {"file_path": "/tmp/x"}
+//! });
+//! let call: ToolCall = wire::parse_call(&line).unwrap();
+//! assert_eq!(call.name, "Read");
+//! ```
+#![deny(missing_docs)]
+
+mod audit;
+mod call;
+mod error;
+mod facts;
+mod output;
+mod result;
+mod spec;
+mod verdict;
+pub mod wire;
+
+pub use audit::{CallRecord, HookRecord, StageRecord, StageStatus};
+pub use call::ToolCall;
+pub use error::{CallError, ErrorCode};
+pub use facts::{Access, CallFacts, CommandFact, Finding, PathFact, Risk};
+pub use output::{Content, ToolOutput};
+pub use result::CallResult;
+pub use spec::{Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolSpec};
+pub use verdict::{Decision, Layer, Stage, Verdict};

@@ -1,0 +1,1 @@
+//! toolgate-sandbox: placeholder; filled in by its issue.

@@ -1,0 +1,1 @@
+//! toolgate-shell: placeholder; filled in by its issue.

@@ -1,0 +1,1 @@
+//! toolgate-tools: placeholder; filled in by its issue.
