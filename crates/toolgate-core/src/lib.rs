@@ -1,1 +1,70 @@
-//! toolgate-core: placeholder; filled in by its issue.
+//! The core of toolgate: the [`Tool`] trait, the [`Registry`] and its per-session
+//! [`View`]s, [`Session`] state, and the [`Gate`] that runs every call through the pipeline
+//! once:
+//!
+//! ```text
+//! tool_use ─► 1 resolve ─► 2 schema ─► 3 validate ─► 4 analyze ─► 5 PreToolUse hooks
+//!                                                                  │ (updatedInput → back to 2)
+//!    audit ◄── 11 shape ◄── 10 post hooks ◄── 9 execute ◄── 8 sandbox ◄── 7 constrain ◄── 6 decide
+//! ```
+//!
+//! Policy, prompts, hooks, constraints, the sandbox and the audit sink are pluggable stages
+//! ([`stages`], [`sandbox`]); the gate works with defaults (allow-all policy, no hooks, no
+//! sandbox, no audit) so each capability can be configured on its own. Tools never check
+//! permissions: the gate does, before `run` is called.
+//!
+//! ```
+//! use toolgate_core::{Gate, Registry, TypedTool, ToolContext, ToolError};
+//! use toolgate_protocol::*;
+//! use serde_json::json;
+//!
+//! struct Echo(ToolSpec);
+//! #[derive(serde::Deserialize)]
+//! struct EchoInput { text: String }
+//!
+//! #[async_trait::async_trait]
+//! impl TypedTool for Echo {
+//!     type Input = EchoInput;
+//!     fn spec(&self) -> &ToolSpec { &self.0 }
+//!     async fn run(&self, input: EchoInput, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(input.text))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let spec = ToolSpec {
+//!     name: "Echo".into(), version: "1".into(), description: "Echoes text".into(),
+//!     input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}},
+//!                          "required": ["text"], "additionalProperties": false}),
+//!     output_schema: None,
+//!     annotations: ToolAnnotations { read_only: true, ..Default::default() },
+//!     concurrency: Concurrency::Shared,
+//!     timeout: TimeoutSpec { default_ms: 1000, max_ms: 1000 },
+//!     subject: Subject::None,
+//! };
+//! let registry = Registry::builder().register(Echo(spec)).build().unwrap();
+//! let dir = tempfile::tempdir().unwrap();
+//! let gate = Gate::builder().workspace(dir.path()).registry(registry).build().unwrap();
+//!
+//! let ok = gate.execute(ToolCall::new("1", "Echo", json!({"text": "hi"}))).await;
+//! assert_eq!(ok.output().unwrap().joined_text(), "hi");
+//!
+//! let bad = gate.execute(ToolCall::new("2", "Echo", json!({"text": 3}))).await;
+//! assert_eq!(bad.error().unwrap().code, ErrorCode::InvalidInput);
+//! # });
+//! ```
+#![deny(missing_docs)]
+
+mod gate;
+pub mod registry;
+pub mod sandbox;
+pub mod session;
+mod shape;
+pub mod stages;
+mod tool;
+
+pub use gate::{BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE};
+pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
+pub use session::{Session, SessionOptions, Workspace};
+pub use shape::DEFAULT_MAX_RESULT_BYTES;
+pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};

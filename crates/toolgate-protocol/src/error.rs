@@ -120,7 +120,10 @@ impl CallError {
 
     /// The text the model reads: `code: message`.
     pub fn model_text(&self) -> String {
-        format!("<tool_use_error code=\"{}\">{}</tool_use_error>", self.code, self.message)
+        format!(
+            "<tool_use_error code=\"{}\">{}</tool_use_error>",
+            self.code, self.message
+        )
     }
 }
 

@@ -103,6 +103,8 @@ impl Subject {
 
     /// Extracts the subject string from an input object.
     pub fn extract<'a>(&self, input: &'a Value) -> Option<&'a str> {
-        self.field().and_then(|f| input.get(f)).and_then(Value::as_str)
+        self.field()
+            .and_then(|f| input.get(f))
+            .and_then(Value::as_str)
     }
 }

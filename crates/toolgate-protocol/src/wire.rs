@@ -83,7 +83,10 @@ fn parse_arguments(args: &Value) -> Result<Value, WireError> {
             if v.is_object() {
                 Ok(v)
             } else {
-                Err(WireError::Arguments(format!("decoded to {}", type_name(&v))))
+                Err(WireError::Arguments(format!(
+                    "decoded to {}",
+                    type_name(&v)
+                )))
             }
         }
         // Some clients send the object itself; accept it rather than make the model retry.
@@ -325,11 +328,17 @@ mod tests {
 
     #[test]
     fn parses_each_shape() {
-        let a = parse_call(&json!({"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/x"}})).unwrap();
+        let a = parse_call(
+            &json!({"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/x"}}),
+        )
+        .unwrap();
         assert_eq!((a.id.as_str(), a.name.as_str()), ("t1", "Read"));
         let o = parse_call(&json!({"id":"c1","type":"function","function":{"name":"Grep","arguments":"{\"pattern\":\"x\"}"}})).unwrap();
         assert_eq!(o.input, json!({"pattern":"x"}));
-        let r = parse_call(&json!({"type":"function_call","call_id":"c2","name":"Glob","arguments":"{}"})).unwrap();
+        let r = parse_call(
+            &json!({"type":"function_call","call_id":"c2","name":"Glob","arguments":"{}"}),
+        )
+        .unwrap();
         assert_eq!(r.id, "c2");
         let p = parse_call(&json!({"name":"Read","input":{}})).unwrap();
         assert_eq!(p.id, "");
@@ -337,18 +346,28 @@ mod tests {
 
     #[test]
     fn rejects_bad_shapes_with_reasons() {
-        assert_eq!(parse_call(&json!([1])), Err(WireError::NotAnObject("an array")));
-        assert_eq!(parse_call(&json!({"type":"text"})), Err(WireError::UnknownShape));
+        assert_eq!(
+            parse_call(&json!([1])),
+            Err(WireError::NotAnObject("an array"))
+        );
+        assert_eq!(
+            parse_call(&json!({"type":"text"})),
+            Err(WireError::UnknownShape)
+        );
         assert!(matches!(
             parse_call(&json!({"type":"tool_use","id":"t","name":3,"input":{}})),
             Err(WireError::Field { field: "name", .. })
         ));
         assert!(matches!(
-            parse_call(&json!({"id":"c","type":"function","function":{"name":"X","arguments":"[1]"}})),
+            parse_call(
+                &json!({"id":"c","type":"function","function":{"name":"X","arguments":"[1]"}})
+            ),
             Err(WireError::Arguments(_))
         ));
         assert!(matches!(
-            parse_call(&json!({"id":"c","type":"function","function":{"name":"X","arguments":"{not json"}})),
+            parse_call(
+                &json!({"id":"c","type":"function","function":{"name":"X","arguments":"{not json"}})
+            ),
             Err(WireError::Arguments(_))
         ));
     }

@@ -1,0 +1,201 @@
+//! The pluggable stages of the pipeline: policy (6), prompts, hooks (5 and 10),
+//! constraints (7) and the audit sink. Each has a default that the gate uses until the
+//! capability is configured; the seams are real, so tests plug doubles into them.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolgate_protocol::{
+    CallError, CallFacts, CallRecord, Decision, HookRecord, Layer, ToolOutput, ToolSpec, Verdict,
+};
+
+use crate::session::Session;
+
+/// What the policy stage sees.
+#[derive(Debug)]
+pub struct DecisionRequest<'a> {
+    /// The tool's spec.
+    pub spec: &'a ToolSpec,
+    /// The (possibly hook-updated) input.
+    pub input: &'a Value,
+    /// Stage 4's facts.
+    pub facts: &'a CallFacts,
+    /// The session (mode, roots).
+    pub session: &'a Session,
+    /// The aggregated PreToolUse hook verdict, if a hook decided.
+    pub hook: Option<&'a Verdict>,
+}
+
+/// Stage 6: the permission decision.
+pub trait PolicyStage: Send + Sync {
+    /// Decides allow, ask or deny, naming the layer and rule.
+    fn decide(&self, request: &DecisionRequest<'_>) -> Verdict;
+}
+
+/// Allows everything a hook did not deny. The default until a permission policy is
+/// configured; it exists so the pipeline is complete, not as a recommendation.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AllowAll;
+
+impl PolicyStage for AllowAll {
+    fn decide(&self, request: &DecisionRequest<'_>) -> Verdict {
+        match request.hook {
+            Some(v) if v.decision == Decision::Deny => v.clone(),
+            _ => Verdict::new(
+                Decision::Allow,
+                Layer::Default,
+                "no permission policy configured",
+            ),
+        }
+    }
+}
+
+/// Answers an `ask` verdict: a terminal, a UI over JSON lines, an MCP elicitation, or a
+/// fixed answer.
+#[async_trait]
+pub trait Prompter: Send + Sync {
+    /// Returns the user's verdict (layer `user`).
+    async fn ask(&self, request: &DecisionRequest<'_>, verdict: &Verdict) -> Verdict;
+}
+
+/// Denies every ask: the right answer with nobody to ask (CI, `dontAsk`, pipes).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DenyPrompter;
+
+#[async_trait]
+impl Prompter for DenyPrompter {
+    async fn ask(&self, _request: &DecisionRequest<'_>, verdict: &Verdict) -> Verdict {
+        let mut v = Verdict::new(
+            Decision::Deny,
+            Layer::User,
+            format!(
+                "this call needs approval ({}) and no one can be asked in this session; ask the user to allow it in the settings",
+                verdict.reason
+            ),
+        );
+        v.rule = verdict.rule.clone();
+        v.source = verdict.source.clone();
+        v
+    }
+}
+
+/// The input and facts hooks see.
+#[derive(Debug)]
+pub struct HookRequest<'a> {
+    /// The tool's spec.
+    pub spec: &'a ToolSpec,
+    /// The caller's id for the call.
+    pub call_id: &'a str,
+    /// The input with normalised (absolute) paths.
+    pub input: &'a Value,
+    /// The session.
+    pub session: &'a Session,
+}
+
+/// What the PreToolUse hooks said, aggregated.
+#[derive(Debug, Default, Clone)]
+pub struct PreHookOutcome {
+    /// A decision, if any hook made one (deny > ask > allow).
+    pub verdict: Option<Verdict>,
+    /// A replacement input; the gate validates it again from stage 2.
+    pub updated_input: Option<Value>,
+    /// Context for the model.
+    pub additional_context: Vec<String>,
+    /// One record per handler, for the audit log.
+    pub records: Vec<HookRecord>,
+}
+
+/// What the PostToolUse / PostToolUseFailure hooks said.
+#[derive(Debug, Default, Clone)]
+pub struct PostHookOutcome {
+    /// A replacement output (already checked against the tool's output shape).
+    pub updated_output: Option<ToolOutput>,
+    /// Context for the model (including a `decision: block` reason).
+    pub additional_context: Vec<String>,
+    /// One record per handler.
+    pub records: Vec<HookRecord>,
+}
+
+/// Stages 5 and 10: lifecycle hooks around a tool call.
+#[async_trait]
+pub trait HookStage: Send + Sync {
+    /// PreToolUse.
+    async fn pre_tool_use(&self, request: &HookRequest<'_>) -> PreHookOutcome;
+
+    /// PostToolUse (on success) or PostToolUseFailure (on error).
+    async fn post_tool_use(
+        &self,
+        request: &HookRequest<'_>,
+        result: &Result<ToolOutput, CallError>,
+        duration_ms: u64,
+    ) -> PostHookOutcome;
+}
+
+/// No hooks configured.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+#[async_trait]
+impl HookStage for NoHooks {
+    async fn pre_tool_use(&self, _request: &HookRequest<'_>) -> PreHookOutcome {
+        PreHookOutcome::default()
+    }
+
+    async fn post_tool_use(
+        &self,
+        _request: &HookRequest<'_>,
+        _result: &Result<ToolOutput, CallError>,
+        _duration_ms: u64,
+    ) -> PostHookOutcome {
+        PostHookOutcome::default()
+    }
+}
+
+/// Stage 7 (before running) and part of stage 11 (after): rate limits, size caps, masking.
+pub trait ConstraintStage: Send + Sync {
+    /// Refuses a call over a limit (`rate_limited` or `denied`).
+    fn admit(&self, spec: &ToolSpec, session: &Session) -> Result<(), CallError>;
+
+    /// Adjusts a successful output (caps, masking).
+    fn shape(&self, _spec: &ToolSpec, output: ToolOutput) -> ToolOutput {
+        output
+    }
+}
+
+/// No constraints configured.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoConstraints;
+
+impl ConstraintStage for NoConstraints {
+    fn admit(&self, _spec: &ToolSpec, _session: &Session) -> Result<(), CallError> {
+        Ok(())
+    }
+}
+
+/// Where audit records go. The gate refuses to run a call when the sink is not ready, so a
+/// call is never run unaudited.
+pub trait AuditSink: Send + Sync {
+    /// Whether a record can be written now; the error says why not.
+    fn ready(&self) -> Result<(), String>;
+
+    /// Writes one record.
+    fn record(&self, record: &CallRecord) -> Result<(), String>;
+
+    /// Redacts secrets from an input before it is recorded.
+    fn redact(&self, input: &Value) -> Value {
+        input.clone()
+    }
+}
+
+/// Drops records. For embedders that audit elsewhere and for benchmarks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoAudit;
+
+impl AuditSink for NoAudit {
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn record(&self, _record: &CallRecord) -> Result<(), String> {
+        Ok(())
+    }
+}

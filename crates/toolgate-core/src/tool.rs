@@ -1,0 +1,169 @@
+//! The `Tool` trait: how a tool describes itself, checks its input and runs.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+use toolgate_protocol::{CallFacts, ErrorCode, ToolOutput, ToolSpec};
+
+use crate::sandbox::Room;
+use crate::session::Session;
+
+/// Why a tool refused or failed a call. The gate maps each variant onto an [`ErrorCode`].
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ToolError {
+    /// The input is well-formed but cannot be acted on (stage 3): say what to send instead.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The tool gave up after its time limit.
+    #[error("timed out after {0} ms")]
+    Timeout(u64),
+    /// The tool noticed cancellation and stopped.
+    #[error("cancelled")]
+    Cancelled,
+    /// The tool needed a sandbox that could not be set up.
+    #[error("{0}")]
+    SandboxUnavailable(String),
+}
+
+impl ToolError {
+    /// The public code for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ToolError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            ToolError::Failed(_) => ErrorCode::ExecutionFailed,
+            ToolError::Timeout(_) => ErrorCode::Timeout,
+            ToolError::Cancelled => ErrorCode::Cancelled,
+            ToolError::SandboxUnavailable(_) => ErrorCode::SandboxUnavailable,
+        }
+    }
+}
+
+/// Everything a tool may use while it runs. Cloning is cheap.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The session the call belongs to: roots, cwd and per-session state.
+    pub session: Arc<Session>,
+    /// The caller's id for this call.
+    pub call_id: String,
+    /// Fires when the call is cancelled; long-running tools should watch it.
+    pub cancel: CancellationToken,
+    /// The effective time limit (already clamped to the tool's maximum).
+    pub timeout: Duration,
+    /// The room chosen by the sandbox stage; `None` runs unsandboxed.
+    pub room: Option<Arc<dyn Room>>,
+}
+
+/// A call's input after stages 3–4: the tool's typed input, and the facts policy reads.
+pub struct Prepared {
+    input: Box<dyn Any + Send + Sync>,
+    /// Facts for the policy stage.
+    pub facts: CallFacts,
+    /// The input as hooks and the audit log should see it (paths made absolute); `None`
+    /// means the raw input is already normalised.
+    pub normalized: Option<Value>,
+}
+
+impl Prepared {
+    /// Wraps a typed input.
+    pub fn new<T: Any + Send + Sync>(input: T, facts: CallFacts) -> Self {
+        Self {
+            input: Box::new(input),
+            facts,
+            normalized: None,
+        }
+    }
+
+    /// Records the normalised input for hooks and the audit log.
+    pub fn with_normalized(mut self, value: Value) -> Self {
+        self.normalized = Some(value);
+        self
+    }
+
+    /// Takes the typed input back out.
+    pub fn into_input<T: Any>(self) -> Result<T, ToolError> {
+        self.input
+            .downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| ToolError::Failed("internal: prepared input of the wrong type".into()))
+    }
+}
+
+/// A tool, as the gate sees it. Most tools implement [`TypedTool`] instead and get this trait
+/// for free.
+///
+/// Tools never check permissions: the gate does, once, before `run` is called.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's self-description.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Stages 3 and 4: parse the schema-valid input, check it semantically and gather facts.
+    fn prepare(&self, input: &Value, ctx: &ToolContext) -> Result<Prepared, ToolError>;
+
+    /// Stage 9: do the work.
+    async fn run(&self, prepared: Prepared, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// A tool with a typed input struct. The gate validates the JSON Schema first, so
+/// deserialisation failures here mean the schema and the struct disagree.
+#[async_trait]
+pub trait TypedTool: Send + Sync + 'static {
+    /// The input struct.
+    type Input: DeserializeOwned + Send + Sync + 'static;
+
+    /// The tool's self-description.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Stage 3: semantic checks (default: none). May normalise the input in place.
+    fn validate(&self, _input: &mut Self::Input, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    /// Stage 4: facts for policy (default: none).
+    fn analyze(&self, _input: &Self::Input, _ctx: &ToolContext) -> CallFacts {
+        CallFacts::default()
+    }
+
+    /// The input as hooks and the audit log should see it, where it differs from the raw
+    /// input (for example with absolute paths).
+    fn normalized(&self, _input: &Self::Input) -> Option<Value> {
+        None
+    }
+
+    /// Stage 9.
+    async fn run(&self, input: Self::Input, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn spec(&self) -> &ToolSpec {
+        TypedTool::spec(self)
+    }
+
+    fn prepare(&self, input: &Value, ctx: &ToolContext) -> Result<Prepared, ToolError> {
+        let mut typed: T::Input = T::Input::deserialize(input).map_err(|e| {
+            ToolError::InvalidRequest(format!("input does not fit {}: {e}", self.spec().name))
+        })?;
+        self.validate(&mut typed, ctx)?;
+        let facts = self.analyze(&typed, ctx);
+        let normalized = self.normalized(&typed);
+        let mut prepared = Prepared::new(typed, facts);
+        prepared.normalized = normalized;
+        Ok(prepared)
+    }
+
+    async fn run(&self, prepared: Prepared, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let input = prepared.into_input::<T::Input>()?;
+        TypedTool::run(self, input, ctx).await
+    }
+}
