@@ -1,6 +1,6 @@
 //! The Gate: stages 1–11 of the pipeline, written once for every tool.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -293,6 +293,29 @@ impl Gate {
     ) -> CallResult {
         let mut flight = Flight::new(&self.shared, &self.session, &call);
         let result = self.run_pipeline(call, cancel, &mut flight).await;
+        flight.finish(&result);
+        result
+    }
+
+    /// Records and returns an error for something that never became a call (a malformed
+    /// JSONL line, an undecodable MCP request), so the audit log still has one record per
+    /// request.
+    pub fn reject(&self, call: ToolCall, error: CallError) -> CallResult {
+        let mut flight = Flight::new(&self.shared, &self.session, &call);
+        flight.stage(
+            error.stage,
+            StageStatus::Fail,
+            None,
+            Some(error.message.clone()),
+        );
+        let result = CallResult {
+            call_id: call.id,
+            tool: call.name,
+            outcome: Err(error),
+            verdict: None,
+            additional_context: Vec::new(),
+            duration_us: flight.started.elapsed().as_micros() as u64,
+        };
         flight.finish(&result);
         result
     }
