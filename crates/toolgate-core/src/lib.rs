@@ -55,6 +55,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod audit;
 mod gate;
 pub mod registry;
 pub mod sandbox;

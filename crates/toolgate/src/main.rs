@@ -1,1 +1,52 @@
-fn main() {}
+//! The `toolgate` command line: the front doors to the gate.
+//!
+//! - `toolgate exec`: JSONL tool calls on stdin, JSONL results on stdout;
+//! - `toolgate call NAME JSON`: one call;
+//! - `toolgate tools`: the tool definitions of a session's view;
+//! - `toolgate audit`: verify, tail and summarise audit logs.
+
+mod cli;
+mod cmd;
+mod output;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Exit code for command-line usage errors (BSD `EX_USAGE`).
+pub const EXIT_USAGE: u8 = 64;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => 0,
+                _ => EXIT_USAGE,
+            };
+            // Printing help or an error can only fail on a closed stream; nothing to do then.
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_logging(cli.verbose);
+    cmd::run(cli)
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Logs go to stderr: stdout carries only protocol (exec, serve) or results.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

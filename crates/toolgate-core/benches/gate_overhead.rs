@@ -1,0 +1,74 @@
+//! The gate's own cost per call: a no-op tool behind every stage, with the audit log written
+//! to a temp file (fsync `never`, so the disk is not what is measured). Target: well under
+//! 20 µs per call.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde::Deserialize;
+use serde_json::json;
+use toolgate_audit::FsyncPolicy;
+use toolgate_core::audit::FileAudit;
+use toolgate_core::{Gate, Registry, ToolContext, ToolError, TypedTool};
+use toolgate_protocol::*;
+
+struct Noop(ToolSpec);
+
+#[derive(Deserialize)]
+struct NoopInput {
+    #[allow(dead_code)]
+    file_path: String,
+}
+
+#[async_trait]
+impl TypedTool for Noop {
+    type Input = NoopInput;
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn run(&self, _input: NoopInput, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+fn gate(dir: &std::path::Path, audit: bool) -> Gate {
+    let spec = ToolSpec {
+        name: "Noop".into(),
+        version: "1".into(),
+        description: "does nothing".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"file_path": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["file_path"],
+            "additionalProperties": false
+        }),
+        output_schema: None,
+        annotations: ToolAnnotations { read_only: true, ..Default::default() },
+        concurrency: Concurrency::Shared,
+        timeout: TimeoutSpec { default_ms: 1000, max_ms: 1000 },
+        subject: Subject::Path { field: "file_path".into(), writes: false },
+    };
+    let registry = Registry::builder().register(Noop(spec)).build().expect("registry");
+    let mut b = Gate::builder().workspace(dir).registry(registry);
+    if audit {
+        let sink = FileAudit::open(&dir.join("audit.jsonl"), FsyncPolicy::Never).expect("audit");
+        b = b.audit(Arc::new(sink));
+    }
+    b.build().expect("gate")
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+    let call = ToolCall::new("toolu_1", "Noop", json!({"file_path": "/ws/src/main.rs"}));
+    for (name, audit) in [("gate_overhead/audited", true), ("gate_overhead/no_audit", false)] {
+        let g = gate(dir.path(), audit);
+        c.bench_function(name, |b| {
+            b.iter(|| rt.block_on(g.execute(call.clone())));
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,178 @@
+//! Command-line definitions.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::cmd::audit::AuditCmd;
+
+const EXAMPLES: &str = "\
+Examples:
+  # Run an agent's tool calls (Anthropic tool_use or OpenAI tool calls, one per line)
+  toolgate exec --workspace examples/workspace < examples/session.jsonl
+
+  # One call; exit 0 ok, 1 tool error, 2 denied, 64 usage error
+  toolgate call --workspace . Read '{\"file_path\": \"README.md\"}'
+
+  # Tool definitions for an API, as that API expects them
+  toolgate tools --format openai
+
+  # Check an audit log's hash chain
+  toolgate audit verify .toolgate/audit.jsonl";
+
+/// toolgate: the enforcement layer between an LLM agent and the world.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about, after_help = EXAMPLES)]
+pub struct Cli {
+    /// More log output on stderr (-v info, -vv debug); TOOLGATE_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run JSONL tool calls from stdin; write one JSONL result per call to stdout, in order.
+    Exec(ExecArgs),
+    /// Run one tool call and print its result.
+    Call(CallArgs),
+    /// Print the tool definitions of a session's view.
+    Tools(ToolsArgs),
+    /// Verify, tail and summarise audit logs.
+    #[command(subcommand)]
+    Audit(AuditCmd),
+}
+
+/// How a session is set up; shared by every subcommand that runs or lists tools.
+#[derive(Debug, Args, Clone)]
+pub struct SessionArgs {
+    /// Workspace root: tools act only inside it (and --add-dir directories).
+    #[arg(long, short = 'w', default_value = ".")]
+    pub workspace: PathBuf,
+
+    /// An additional directory the session may act in (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dirs: Vec<PathBuf>,
+
+    /// Permission mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions.
+    #[arg(long, default_value = "default")]
+    pub mode: String,
+
+    /// Only the simple tool set (Bash, Read, Edit).
+    #[arg(long)]
+    pub simple: bool,
+
+    /// Only these tools (a profile's allow-list; names or `*` globs, repeatable).
+    #[arg(long = "only", value_name = "TOOL")]
+    pub only: Vec<String>,
+
+    /// Remove a tool from the session (a bare-name deny rule: `Bash`, `mcp__*`; repeatable).
+    #[arg(long = "deny-tool", value_name = "TOOL")]
+    pub deny_tools: Vec<String>,
+
+    /// Use the tool specs pinned in a registry snapshot file.
+    #[arg(long, value_name = "FILE")]
+    pub tools_snapshot: Option<PathBuf>,
+
+    /// Session id recorded in the audit log (default: a random UUID).
+    #[arg(long)]
+    pub session_id: Option<String>,
+}
+
+/// Where audit records go.
+#[derive(Debug, Args, Clone)]
+pub struct AuditArgs {
+    /// Audit log file (default: <workspace>/.toolgate/audit.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+
+    /// Do not write an audit log.
+    #[arg(long, conflicts_with = "audit")]
+    pub no_audit: bool,
+
+    /// When to fsync the audit log: always, batch, never.
+    #[arg(long, default_value = "batch")]
+    pub fsync: String,
+}
+
+/// Result format for `exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultFormat {
+    /// Anthropic `tool_result` blocks.
+    Anthropic,
+    /// OpenAI `{"role":"tool"}` messages.
+    Openai,
+}
+
+/// Definition format for `tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DefinitionFormat {
+    /// Anthropic Messages API tools.
+    Anthropic,
+    /// OpenAI Chat Completions function tools.
+    Openai,
+    /// MCP `tools/list` result.
+    Mcp,
+}
+
+/// `toolgate exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Session setup.
+    #[command(flatten)]
+    pub session: SessionArgs,
+
+    /// Audit log.
+    #[command(flatten)]
+    pub audit: AuditArgs,
+
+    /// Result format.
+    #[arg(long, value_enum, default_value = "anthropic")]
+    pub format: ResultFormat,
+}
+
+/// `toolgate call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// Session setup.
+    #[command(flatten)]
+    pub session: SessionArgs,
+
+    /// Audit log.
+    #[command(flatten)]
+    pub audit: AuditArgs,
+
+    /// Print JSON even on a terminal.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The tool name (case-sensitive: `Read`, not `read`).
+    pub name: String,
+
+    /// The input object as JSON (`-` reads it from stdin).
+    pub input: String,
+}
+
+/// `toolgate tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Session setup.
+    #[command(flatten)]
+    pub session: SessionArgs,
+
+    /// Definition format (JSON output); without it a terminal gets a table.
+    #[arg(long, value_enum)]
+    pub format: Option<DefinitionFormat>,
+
+    /// Print JSON (Anthropic format unless --format says otherwise) even on a terminal.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write the registry (all tools, not only this view) to a snapshot file.
+    #[arg(long, value_name = "FILE")]
+    pub write_snapshot: Option<PathBuf>,
+}

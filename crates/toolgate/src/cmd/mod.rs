@@ -1,0 +1,41 @@
+//! The subcommands.
+
+pub mod audit;
+mod call;
+mod exec;
+mod tools;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use toolgate_core::Tool;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Exec(args) => exec::run(args),
+        Command::Call(args) => call::run(args),
+        Command::Tools(args) => tools::run(args),
+        Command::Audit(cmd) => audit::run(cmd),
+    }
+}
+
+/// The tools every session starts with.
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default())
+}
+
+/// A multi-threaded runtime for the gate; shared tools in a batch run in parallel on it.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
+
+/// Prints a usage-class error and returns exit code 64.
+pub fn usage_error(command: &str, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("toolgate {command}: {message}");
+    ExitCode::from(crate::EXIT_USAGE)
+}
