@@ -1,1 +1,67 @@
-//! toolgate-sandbox: placeholder; filled in by its issue.
+//! toolgate-sandbox: runs a command in a bounded room.
+//!
+//! The room is described by a [`SandboxPolicy`] (filesystem mode and writable roots, read
+//! denies, write carve-outs, network mode, limits, environment), built from Claude Code
+//! compatible `sandbox` settings with [`SandboxPolicy::from_settings`]. [`command`] turns a
+//! policy and an argv into a [`std::process::Command`] that runs the command through the
+//! *helper*: the `toolgate` binary re-executed with the hidden argument [`HELPER_ARG`], whose
+//! `main` calls [`helper_main`] before anything else. The helper, single-threaded:
+//!
+//! 1. creates per-command cgroups (`pids`, `memory`) when available;
+//! 2. `unshare(USER|NS|PID|IPC|UTS[|NET])`, maps the caller's uid/gid to themselves;
+//! 3. forks pid 1 of the new pid namespace, which builds a read-only view of `/` with the
+//!    writable roots, carve-outs, masks, private `/tmp`, minimal `/dev`, fresh `/proc`,
+//!    `pivot_root`s into it, brings loopback up and (allow-list mode) starts the proxy bridge;
+//! 4. forks the command: `setsid`, rlimits, `no_new_privs`, Landlock, capability drop,
+//!    seccomp, `close_range`, `execve` with the allow-listed environment;
+//! 5. relays signals, enforces the wall-time limit, and exits with the command's status
+//!    (128+signal when killed, [`EXIT_TIMEOUT`] on timeout, [`EXIT_SETUP_FAILED`] when the
+//!    sandbox could not be built — with a `toolgate-sandbox:` line on stderr).
+//!
+//! [`probe()`] reports which layers work on this machine (cached per process); [`Plan`]
+//! degrades layer by layer and refuses to run when `failIfUnavailable` is set and something
+//! is missing — never silently unsandboxed. [`Proxy`] is the domain allow-list HTTP(S) proxy
+//! for network `allowlist` mode.
+//!
+//! ```no_run
+//! use std::ffi::OsString;
+//! use std::path::Path;
+//! use toolgate_sandbox::{PolicyContext, SandboxPolicy};
+//!
+//! let settings = serde_json::json!({"sandbox": {"enabled": true}});
+//! let policy = SandboxPolicy::from_settings(&settings, &PolicyContext::new("/work/project"))?;
+//! let argv: Vec<OsString> = vec!["sh".into(), "-c".into(), "echo hi".into()];
+//! let helper = std::env::current_exe()?;
+//! let status = toolgate_sandbox::command(&policy, &helper, &argv, Path::new("/work/project"))?
+//!     .status()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! See `docs/sandbox.md` for what is and is not contained, and on which kernels.
+#![deny(missing_docs)]
+
+mod cgroup;
+pub mod cli;
+mod error;
+mod helper;
+mod plan;
+mod policy;
+mod probe;
+mod proxy;
+mod settings;
+mod sys;
+
+pub use cgroup::CgroupInfo;
+pub use error::SandboxError;
+pub use helper::helper_main;
+pub use helper::init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT};
+pub use plan::{HELPER_ARG, Plan, Prepared, command, prepare};
+pub use policy::{
+    DEFAULT_ENV_ALLOW, DEFAULT_HOME_READ_DENY, DEFAULT_MAX_PROCESSES, DEFAULT_PROTECTED,
+    DEFAULT_PROXY_PORT, DEFAULT_ROOT_READ_DENY, DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FsMode,
+    FsPolicy, Limits, NetworkMode, NetworkPolicy, ProtectedName, SandboxPolicy, WhenMissing,
+    default_protected,
+};
+pub use probe::{DISABLE_ENV, Layer, LayerStatus, Probe, Tier, disabled_from_env, probe};
+pub use proxy::{DomainRules, Proxy, ProxyDecision};
+pub use settings::{PolicyContext, normalize};

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cmd::audit::AuditCmd;
+use crate::cmd::sandbox::SandboxCmd;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -18,7 +19,10 @@ Examples:
   toolgate tools --format openai
 
   # Check an audit log's hash chain
-  toolgate audit verify .toolgate/audit.jsonl";
+  toolgate audit verify .toolgate/audit.jsonl
+
+  # Run a command in the sandbox (read-only root, writable workspace, no network)
+  toolgate sandbox run -- sh -c 'echo hi > out.txt; touch /etc/x'";
 
 /// toolgate: the enforcement layer between an LLM agent and the world.
 #[derive(Debug, Parser)]
@@ -45,6 +49,9 @@ pub enum Command {
     /// Verify, tail and summarise audit logs.
     #[command(subcommand)]
     Audit(AuditCmd),
+    /// Show which sandbox layers work here; run a command in the sandbox.
+    #[command(subcommand)]
+    Sandbox(SandboxCmd),
 }
 
 /// How a session is set up; shared by every subcommand that runs or lists tools.

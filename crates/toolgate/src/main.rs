@@ -3,7 +3,8 @@
 //! - `toolgate exec`: JSONL tool calls on stdin, JSONL results on stdout;
 //! - `toolgate call NAME JSON`: one call;
 //! - `toolgate tools`: the tool definitions of a session's view;
-//! - `toolgate audit`: verify, tail and summarise audit logs.
+//! - `toolgate audit`: verify, tail and summarise audit logs;
+//! - `toolgate sandbox`: the sandbox's status, and running any command in it.
 
 mod cli;
 mod cmd;
@@ -18,6 +19,13 @@ use clap::Parser;
 pub const EXIT_USAGE: u8 = 64;
 
 fn main() -> ExitCode {
+    // The sandbox helper is this binary re-executed; it must run before any thread or
+    // runtime exists, so it is dispatched before anything else.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(toolgate_sandbox::HELPER_ARG))
+    {
+        return toolgate_sandbox::helper_main();
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -3,6 +3,7 @@
 pub mod audit;
 mod call;
 mod exec;
+pub mod sandbox;
 mod tools;
 
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Call(args) => call::run(args),
         Command::Tools(args) => tools::run(args),
         Command::Audit(cmd) => audit::run(cmd),
+        Command::Sandbox(cmd) => sandbox::run(cmd),
     }
 }
 

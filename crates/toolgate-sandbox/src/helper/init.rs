@@ -1,0 +1,327 @@
+//! The sandbox's pid 1 (mini-init) and the final command process.
+//!
+//! pid 1 joins the cgroups, builds the filesystem view, brings loopback up, starts the proxy
+//! bridge, then forks the command. It forwards signals to the command's process group, reaps
+//! every orphan, and when the command exits kills whatever is left and exits with the
+//! command's status (128+signal when it was killed).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+
+use crate::cgroup::CommandCgroups;
+use crate::error::SandboxError;
+use crate::helper::landlock::LandlockSpec;
+use crate::helper::{bridge, caps, landlock, limits, mounts, seccomp};
+use crate::policy::{FsMode, SandboxPolicy};
+use crate::sys;
+
+/// Exit code reported when the sandbox could not be set up (like `env`/`timeout`).
+pub const EXIT_SETUP_FAILED: u8 = 125;
+/// Exit code reported when the wall-time limit killed the sandbox (like `timeout`).
+pub const EXIT_TIMEOUT: u8 = 124;
+
+/// Signals pid 1 forwards to the command's process group.
+pub(crate) const FORWARDED: &[i32] = &[
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+    libc::SIGCONT,
+    libc::SIGALRM,
+];
+
+/// Everything prepared (allocated) before the forks.
+pub(crate) struct Ready {
+    pub policy: SandboxPolicy,
+    pub tier_a: bool,
+    pub net_ns: bool,
+    pub cwd: PathBuf,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+    pub seccomp: Vec<Vec<libc::sock_filter>>,
+    pub rlimits: Vec<(i32, u64, u64)>,
+    pub landlock: Option<LandlockSpec>,
+    pub strict_caps: bool,
+    pub close_range: bool,
+    pub err_fd: OwnedFd,
+    pub cgroups: Option<CommandCgroups>,
+    pub proxy: Option<(OwnedFd, u16)>,
+    pub parent: libc::pid_t,
+}
+
+/// Writes `[code] message` to the error pipe and exits with `code`.
+pub(crate) fn fail(err_fd: RawFd, code: u8, msg: &str) -> ! {
+    let mut buf = Vec::with_capacity(msg.len() + 1);
+    buf.push(code);
+    buf.extend_from_slice(msg.as_bytes());
+    // SAFETY: writing a buffer to our pipe, then exiting without unwinding.
+    unsafe {
+        libc::write(err_fd, buf.as_ptr().cast(), buf.len());
+        libc::_exit(i32::from(code));
+    }
+}
+
+pub(crate) fn signal_set(extra: &[i32]) -> libc::sigset_t {
+    // SAFETY: sigset manipulation on a local value.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for &s in FORWARDED.iter().chain(extra) {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+/// pid 1. Never returns.
+pub(crate) fn run(ready: Ready) -> ! {
+    let err = ready.err_fd.as_raw_fd();
+    match setup(&ready) {
+        Ok(()) => {}
+        Err(e) => fail(err, EXIT_SETUP_FAILED, &e.to_string()),
+    }
+    // Dummy handlers: pid 1 of a namespace drops signals whose disposition is SIG_DFL.
+    let set = signal_set(&[libc::SIGCHLD]);
+    // SAFETY: installing a no-op handler and blocking; all signals are taken by sigwaitinfo.
+    unsafe {
+        for &s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
+            libc::signal(s, ignore_signal as *const () as libc::sighandler_t);
+        }
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+    // SAFETY: the helper is single-threaded; the child execs or _exits.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        fail(err, EXIT_SETUP_FAILED, "fork(command) failed");
+    }
+    if child == 0 {
+        exec_command(&ready);
+    }
+    let tier_a = ready.tier_a;
+    drop(ready);
+    let status = supervise(child, &set);
+    kill_rest(tier_a);
+    // SAFETY: exiting pid 1 (in tier A the kernel then kills the whole namespace).
+    unsafe { libc::_exit(status) }
+}
+
+/// Kills everything left: the whole pid namespace (tier A: we are its pid 1), or — without a
+/// pid namespace — only our own descendants (we are their subreaper). Never `kill(-1)` there.
+fn kill_rest(tier_a: bool) {
+    if tier_a {
+        // SAFETY: as pid 1 of our namespace, -1 means every other process in it.
+        unsafe {
+            libc::kill(-1, libc::SIGKILL);
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+        }
+        return;
+    }
+    // SAFETY: getpid never fails.
+    let me = unsafe { libc::getpid() };
+    let path = format!("/proc/self/task/{me}/children");
+    for _ in 0..100 {
+        let children = std::fs::read_to_string(&path).unwrap_or_default();
+        let pids: Vec<libc::pid_t> = children
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if pids.is_empty() {
+            break;
+        }
+        for pid in pids {
+            // SAFETY: killing and reaping our own children (orphans reparented to us).
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+fn setup(ready: &Ready) -> Result<(), SandboxError> {
+    // SAFETY: prctl/getppid with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        // In a new pid namespace the parent is outside it: getppid() is 0 while it lives.
+        let expected = if ready.tier_a { 0 } else { ready.parent };
+        if libc::getppid() != expected {
+            libc::_exit(i32::from(EXIT_SETUP_FAILED));
+        }
+    }
+    if let Some(cg) = &ready.cgroups {
+        let e = cg.join();
+        if e != 0 {
+            return Err(SandboxError::io(
+                "cgroup",
+                "write cgroup.procs",
+                std::io::Error::from_raw_os_error(e),
+                "fix cgroup delegation or disable cgroup layers",
+            ));
+        }
+    }
+    if ready.tier_a {
+        if ready.policy.filesystem.mode == FsMode::Off {
+            mounts::setup_off()?;
+        } else {
+            mounts::setup(&ready.policy)?;
+        }
+    } else {
+        // No pid namespace: become a subreaper so orphans stay ours to kill.
+        // SAFETY: prctl with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    }
+    if ready.net_ns {
+        let e = sys::loopback_up();
+        if e != 0 {
+            return Err(SandboxError::io(
+                "net_ns",
+                "loopback up",
+                std::io::Error::from_raw_os_error(e),
+                "disable net_ns",
+            ));
+        }
+    }
+    if let Some((path_fd, port)) = &ready.proxy {
+        let listener = bridge::listen(*port)?;
+        // SAFETY: single-threaded; the bridge child never returns.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: closing the error pipe copy in the bridge.
+            unsafe { libc::close(ready.err_fd.as_raw_fd()) };
+            bridge::run(listener, path_fd.as_raw_fd());
+        }
+        if pid < 0 {
+            return Err(SandboxError::last_os("net_ns", "fork(bridge)", "retry"));
+        }
+    }
+    Ok(())
+}
+
+/// Waits for the command, forwarding signals and reaping orphans; returns the exit code.
+fn supervise(child: libc::pid_t, set: &libc::sigset_t) -> i32 {
+    loop {
+        // SAFETY: waiting for a blocked signal.
+        let sig = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::sigwaitinfo(set, &mut info)
+        };
+        if sig < 0 {
+            continue;
+        }
+        if sig != libc::SIGCHLD {
+            // SAFETY: forwarding to the command's process group (it called setsid).
+            unsafe {
+                if libc::kill(-child, sig) != 0 {
+                    libc::kill(child, sig);
+                }
+            }
+            continue;
+        }
+        loop {
+            let mut status = 0;
+            // SAFETY: reaping any child.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
+            }
+            if pid == child {
+                return if libc::WIFEXITED(status) {
+                    libc::WEXITSTATUS(status)
+                } else if libc::WIFSIGNALED(status) {
+                    128 + libc::WTERMSIG(status)
+                } else {
+                    i32::from(EXIT_SETUP_FAILED)
+                };
+            }
+        }
+    }
+}
+
+/// The command process: last restrictions, then `execve`. Never returns.
+fn exec_command(ready: &Ready) -> ! {
+    let err = ready.err_fd.as_raw_fd();
+    if let Err(e) = restrict(ready) {
+        fail(err, EXIT_SETUP_FAILED, &e.to_string());
+    }
+    let mut argv: Vec<*const libc::c_char> = ready.argv.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = ready.envp.iter().map(|a| a.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    if ready.close_range {
+        if err > 3 {
+            // SAFETY: closing inherited descriptors below the error pipe.
+            unsafe { libc::syscall(libc::SYS_close_range, 3u32, (err - 1) as u32, 0u32) };
+        }
+        sys::close_range_from(err as u32 + 1);
+    } else {
+        for fd in 3..65536 {
+            if fd != err {
+                // SAFETY: closing descriptors we do not use.
+                unsafe { libc::close(fd) };
+            }
+        }
+    }
+    // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
+    unsafe { libc::execvpe(argv[0], argv.as_ptr(), envp.as_ptr()) };
+    let e = std::io::Error::last_os_error();
+    let code = if e.raw_os_error() == Some(libc::ENOENT) {
+        127
+    } else {
+        126
+    };
+    let name = ready
+        .argv
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    fail(err, code, &format!("cannot execute `{name}`: {e}"))
+}
+
+fn restrict(ready: &Ready) -> Result<(), SandboxError> {
+    // SAFETY: signal mask/disposition reset, setsid, prctl — plain syscalls.
+    unsafe {
+        for &s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
+            libc::signal(s, libc::SIG_DFL);
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if libc::setsid() < 0 {
+            return Err(SandboxError::last_os(
+                "session",
+                "setsid",
+                "report this bug",
+            ));
+        }
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    limits::apply(&ready.rlimits)?;
+    std::env::set_current_dir(&ready.cwd).map_err(|e| {
+        SandboxError::io(
+            "mount_ns",
+            format!("chdir {}", ready.cwd.display()),
+            e,
+            "the working directory must exist and be visible in the sandbox",
+        )
+    })?;
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(SandboxError::last_os(
+            "no_new_privs",
+            "PR_SET_NO_NEW_PRIVS",
+            "report this bug",
+        ));
+    }
+    if let Some(spec) = &ready.landlock {
+        landlock::apply(spec)?;
+    }
+    caps::drop_all(ready.strict_caps)?;
+    seccomp::install(&ready.seccomp)?;
+    Ok(())
+}

@@ -1,0 +1,410 @@
+//! The helper: `toolgate __sandbox-exec <spec> <cwd> -- CMD…`, single-threaded.
+//!
+//! Process tree: the helper (host pid namespace: cgroups, wall-time limit, signal relay,
+//! clean-up) → pid 1 of the sandbox ([`init`]) → the command. Setup errors travel over a
+//! close-on-exec pipe (`[exit code] message`), so "the sandbox failed" is never confused with
+//! the command's own output.
+
+pub(crate) mod bridge;
+pub(crate) mod caps;
+pub(crate) mod init;
+pub(crate) mod landlock;
+pub(crate) mod limits;
+pub(crate) mod mounts;
+pub(crate) mod seccomp;
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cgroup::CommandCgroups;
+use crate::error::SandboxError;
+use crate::plan::{HELPER_ARG, HelperSpec};
+use crate::policy::NetworkMode;
+use crate::probe::{Layer, Tier};
+use crate::sys;
+use init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT, Ready};
+
+/// Entry point of the helper. Call it first thing in `main` when `argv[1] == HELPER_ARG`,
+/// before any thread or async runtime exists.
+pub fn helper_main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("toolgate-sandbox: {e}");
+            ExitCode::from(EXIT_SETUP_FAILED)
+        }
+    }
+}
+
+fn usage() -> SandboxError {
+    SandboxError::Encoding(format!(
+        "usage: EXE {HELPER_ARG} <spec-json> <cwd> -- CMD..."
+    ))
+}
+
+fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
+    let mut it = args.into_iter().skip(1);
+    if it.next().as_deref() != Some(std::ffi::OsStr::new(HELPER_ARG)) {
+        return Err(usage());
+    }
+    let spec = it.next().ok_or_else(usage)?;
+    let cwd = PathBuf::from(it.next().ok_or_else(usage)?);
+    if it.next().as_deref() != Some(std::ffi::OsStr::new("--")) {
+        return Err(usage());
+    }
+    let argv: Vec<OsString> = it.collect();
+    if argv.is_empty() {
+        return Err(usage());
+    }
+    let spec: HelperSpec = serde_json::from_slice(spec.as_bytes())
+        .map_err(|e| SandboxError::Encoding(format!("spec: {e}")))?;
+    supervise(spec, cwd, argv)
+}
+
+fn cstrings(items: impl IntoIterator<Item = Vec<u8>>) -> Result<Vec<CString>, SandboxError> {
+    items
+        .into_iter()
+        .map(|b| {
+            CString::new(b)
+                .map_err(|_| SandboxError::Encoding("NUL in argument or environment".to_owned()))
+        })
+        .collect()
+}
+
+fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, SandboxError> {
+    let plan = &spec.plan;
+    let policy = &spec.policy;
+    let tier_a = plan.tier == Tier::A;
+    let net_ns = plan.applies(Layer::NetNs);
+    if policy.warn_degraded && !plan.missing.is_empty() {
+        let what: Vec<String> = plan
+            .missing
+            .iter()
+            .map(|(l, why)| format!("{l} ({why})"))
+            .collect();
+        eprintln!(
+            "toolgate-sandbox: warning: degraded sandbox (tier {:?}); missing: {}; {}",
+            plan.tier,
+            what.join(", "),
+            plan.warnings.join("; ")
+        );
+    }
+    // Tier B/C: a private temp dir on the host instead of a tmpfs.
+    let mut private_tmp: Option<PathBuf> = None;
+    let mut writable = policy.filesystem.writable_roots.clone();
+    if !tier_a && policy.filesystem.private_tmp {
+        let dir = std::env::temp_dir().join(format!("toolgate-sbx-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).map_err(|e| {
+            SandboxError::io("tmp", format!("mkdir {}", dir.display()), e, "check TMPDIR")
+        })?;
+        writable.push(dir.clone());
+        private_tmp = Some(dir);
+    }
+    if policy.filesystem.mode != crate::policy::FsMode::WorkspaceWrite {
+        writable.retain(|w| Some(w) == private_tmp.as_ref());
+    }
+    let landlock = if plan.applies(Layer::Landlock) {
+        let deny_tcp = !tier_a && policy.network.mode != NetworkMode::Full;
+        let read_denied = expand_host(&policy.filesystem.read_denied);
+        Some(landlock::spec(!tier_a, &writable, &read_denied, deny_tcp)?)
+    } else {
+        None
+    };
+    let mut envp: Vec<Vec<u8>> = Vec::new();
+    let mut overrides: Vec<(String, String)> =
+        vec![("PWD".into(), cwd.to_string_lossy().into_owned())];
+    match (&private_tmp, tier_a && policy.filesystem.private_tmp) {
+        (Some(dir), _) => overrides.push(("TMPDIR".into(), dir.to_string_lossy().into_owned())),
+        (None, true) => overrides.push(("TMPDIR".into(), "/tmp".into())),
+        _ => {}
+    }
+    if policy.network.mode == NetworkMode::Allowlist && net_ns {
+        let url = format!("http://127.0.0.1:{}", policy.network.proxy_port);
+        for k in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "NPM_CONFIG_PROXY",
+            "NPM_CONFIG_HTTPS_PROXY",
+            "YARN_HTTP_PROXY",
+            "YARN_HTTPS_PROXY",
+            "PIP_PROXY",
+        ] {
+            overrides.push((k.into(), url.clone()));
+        }
+        for k in ["NO_PROXY", "no_proxy"] {
+            overrides.push((k.into(), "localhost,127.0.0.1,::1".into()));
+        }
+    }
+    for (k, v) in std::env::vars_os() {
+        if overrides.iter().any(|(o, _)| o.as_bytes() == k.as_bytes()) {
+            continue;
+        }
+        let mut kv = k.into_vec();
+        kv.push(b'=');
+        kv.extend(v.into_vec());
+        envp.push(kv);
+    }
+    envp.extend(
+        overrides
+            .iter()
+            .map(|(k, v)| format!("{k}={v}").into_bytes()),
+    );
+
+    let cgroups = match (
+        &spec.cgroup,
+        plan.applies(Layer::CgroupPids) || plan.applies(Layer::CgroupMemory),
+    ) {
+        (Some(info), true) => {
+            let pids = plan
+                .applies(Layer::CgroupPids)
+                .then_some(policy.limits.processes)
+                .flatten();
+            let mem = plan
+                .applies(Layer::CgroupMemory)
+                .then_some(policy.limits.memory_bytes)
+                .flatten();
+            Some(CommandCgroups::create(info, pids, mem)?)
+        }
+        _ => None,
+    };
+    let proxy = match (&policy.network.proxy_socket, policy.network.mode, net_ns) {
+        (Some(path), NetworkMode::Allowlist, true) => {
+            Some((bridge::open_socket_path(path)?, policy.network.proxy_port))
+        }
+        _ => None,
+    };
+    let mut fds = [0i32; 2];
+    // SAFETY: valid array for pipe2.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(SandboxError::last_os(
+            "helper",
+            "pipe2",
+            "raise RLIMIT_NOFILE",
+        ));
+    }
+    // SAFETY: fresh descriptors we own.
+    let (err_rd, err_wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+
+    // SAFETY: getuid never fails. (The real uid, not the harness probe's: the helper may
+    // run as another user.)
+    let uid = unsafe { libc::getuid() };
+    let ready = Ready {
+        policy: policy.clone(),
+        tier_a,
+        net_ns,
+        cwd,
+        argv: cstrings(argv.into_iter().map(OsString::into_vec))?,
+        envp: cstrings(envp)?,
+        seccomp: spec.seccomp.iter().map(|p| seccomp::unpack(p)).collect(),
+        rlimits: limits::rlimits(&policy.limits, true, plan.memory_via_rlimit_as),
+        landlock,
+        strict_caps: tier_a || uid == 0,
+        close_range: plan.applies(Layer::CloseRange),
+        err_fd: err_wr,
+        cgroups,
+        proxy,
+        // SAFETY: getpid never fails.
+        parent: unsafe { libc::getpid() },
+    };
+    let set = init::signal_set(&[libc::SIGCHLD]);
+    // SAFETY: block the relayed signals before forking; signalfd reads them.
+    let sfd = unsafe {
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        libc::signalfd(-1, &set, libc::SFD_CLOEXEC)
+    };
+    if sfd < 0 {
+        return Err(SandboxError::last_os(
+            "helper",
+            "signalfd",
+            "report this bug",
+        ));
+    }
+    // SAFETY: fresh descriptor we own.
+    let sfd = unsafe { OwnedFd::from_raw_fd(sfd) };
+    // Before unshare: afterwards getuid() is the overflow uid until the map is written.
+    let maps = sys::MapStrings::for_self();
+    if tier_a {
+        let mut flags = libc::CLONE_NEWUSER
+            | libc::CLONE_NEWNS
+            | libc::CLONE_NEWPID
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS;
+        if net_ns {
+            flags |= libc::CLONE_NEWNET;
+        }
+        let e = sys::unshare(flags);
+        if e != 0 {
+            return Err(SandboxError::io(
+                "user_ns",
+                "unshare(USER|NS|PID|IPC|UTS|NET)",
+                std::io::Error::from_raw_os_error(e),
+                "disable the user_ns layer to fall back to tier B",
+            ));
+        }
+        let e = sys::write_maps(&maps);
+        if e != 0 {
+            return Err(SandboxError::io(
+                "user_ns",
+                "write uid_map/gid_map",
+                std::io::Error::from_raw_os_error(e),
+                "check kernel.apparmor_restrict_unprivileged_userns",
+            ));
+        }
+    }
+    // SAFETY: single-threaded helper; the child runs init::run, which never returns.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(SandboxError::last_os(
+            "pid_ns",
+            "fork(init)",
+            "raise the process limit",
+        ));
+    }
+    if pid == 0 {
+        drop(err_rd);
+        drop(sfd);
+        init::run(ready);
+    }
+    let Ready {
+        err_fd,
+        cgroups,
+        proxy,
+        ..
+    } = ready;
+    drop((err_fd, proxy));
+    let mut cgroups = cgroups;
+    if let Some(cg) = cgroups.as_mut() {
+        cg.close_procs();
+    }
+    let (status, timed_out) = wait(pid, &sfd, policy.limits.wall_time_ms);
+    let mut code = exit_code(status, timed_out);
+    let mut msg = Vec::new();
+    read_all(&err_rd, &mut msg);
+    if let Some((&c, text)) = msg.split_first() {
+        eprintln!("toolgate-sandbox: {}", String::from_utf8_lossy(text));
+        code = c;
+    }
+    if timed_out {
+        eprintln!(
+            "toolgate-sandbox: wall time limit of {} ms exceeded; the sandbox was killed",
+            policy.limits.wall_time_ms.unwrap_or(0)
+        );
+    }
+    if let Some(cg) = cgroups {
+        for hit in cg.limit_hits() {
+            eprintln!("toolgate-sandbox: {hit}");
+        }
+        cg.remove();
+    }
+    if let Some(dir) = private_tmp {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    Ok(code)
+}
+
+/// Expands `*`/`?` in the last component against the host filesystem (tier B Landlock).
+fn expand_host(patterns: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in patterns {
+        let name = p
+            .file_name()
+            .map(|n| n.as_bytes().to_vec())
+            .unwrap_or_default();
+        if !name.contains(&b'*') && !name.contains(&b'?') {
+            out.push(p.clone());
+            continue;
+        }
+        let Some(parent) = p.parent() else { continue };
+        if let Ok(entries) = std::fs::read_dir(parent) {
+            for e in entries.flatten() {
+                if mounts::glob_match(&name, e.file_name().as_bytes()) {
+                    out.push(e.path());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn exit_code(status: i32, timed_out: bool) -> u8 {
+    if timed_out {
+        EXIT_TIMEOUT
+    } else if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status) as u8
+    } else if libc::WIFSIGNALED(status) {
+        (128 + libc::WTERMSIG(status)) as u8
+    } else {
+        EXIT_SETUP_FAILED
+    }
+}
+
+/// Waits for pid 1, relaying signals and enforcing the wall-time limit.
+fn wait(pid: libc::pid_t, sfd: &OwnedFd, wall_ms: Option<u64>) -> (i32, bool) {
+    let deadline =
+        wall_ms.map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
+    let mut timed_out = false;
+    loop {
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            return (status, timed_out);
+        }
+        let timeout = match deadline {
+            Some(_) if timed_out => -1,
+            Some(d) => d
+                .saturating_duration_since(std::time::Instant::now())
+                .as_millis()
+                .min(i32::MAX as u128) as i32,
+            None => -1,
+        };
+        let mut pfd = libc::pollfd {
+            fd: sfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, timeout) };
+        if n == 0 && !timed_out {
+            timed_out = true;
+            // SAFETY: SIGKILL to pid 1 takes down the whole pid namespace.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            continue;
+        }
+        if n > 0 {
+            // SAFETY: reading one signalfd_siginfo.
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let r = unsafe {
+                libc::read(
+                    sfd.as_raw_fd(),
+                    (&mut info as *mut libc::signalfd_siginfo).cast(),
+                    std::mem::size_of::<libc::signalfd_siginfo>(),
+                )
+            };
+            if r > 0 && info.ssi_signo as i32 != libc::SIGCHLD {
+                // SAFETY: relaying to pid 1, which forwards to the command.
+                unsafe { libc::kill(pid, info.ssi_signo as i32) };
+            }
+        }
+    }
+}
+
+fn read_all(fd: &OwnedFd, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: reading into a local buffer.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return;
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+    }
+}

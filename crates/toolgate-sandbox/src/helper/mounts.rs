@@ -1,0 +1,450 @@
+//! The filesystem view (tier A), built by the sandbox's pid 1 inside the new mount namespace.
+//!
+//! 1. `/` private; tmpfs base on `/tmp`; `pivot_root` into it (old root at `/oldroot`).
+//! 2. rbind `/oldroot` → `/newroot`, then one recursive `mount_setattr(RDONLY|NOSUID|NODEV)`.
+//! 3. Private `/tmp` (tmpfs), minimal `/dev` (tmpfs + binds of a few device nodes).
+//! 4. Writable roots: rbind from `/oldroot` (the host's writable mounts), nosuid/nodev.
+//! 5. Carve-outs: read-only self-binds; missing protected paths get an empty placeholder first;
+//!    a protected symlink gets a mask mounted on the link itself (`move_mount`, no-follow).
+//! 6. Read denies: a mode-000 empty dir/file mounted over each match.
+//! 7. Fresh `/proc` with `sys`, `sysrq-trigger`, `irq`, `bus`, `fs` read-only.
+//! 8. `pivot_root(".", ".")` in `/newroot`, detach the old root.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::SandboxError;
+use crate::policy::{FsMode, SandboxPolicy, WhenMissing};
+use crate::sys::{self, AT_RECURSIVE, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
+
+const LAYER: &str = "mount_ns";
+const HINT: &str = "check the path, or disable the mount_ns layer (tier B: Landlock only)";
+const NEW: &str = "/newroot";
+const OLD: &str = "/oldroot";
+const MASK_FILE: &str = "/mask-file";
+const MASK_DIR: &str = "/mask-dir";
+
+/// Device nodes bound into the minimal `/dev`.
+const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// `/proc` entries made read-only (writable by uid 0 without capabilities otherwise).
+const PROC_READONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi"];
+
+fn cstr(path: &Path) -> Result<CString, SandboxError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::InvalidPath {
+        path: path.to_path_buf(),
+        reason: "contains NUL".to_owned(),
+    })
+}
+
+fn check(e: i32, op: impl FnOnce() -> String) -> Result<(), SandboxError> {
+    if e == 0 {
+        return Ok(());
+    }
+    Err(SandboxError::io(
+        LAYER,
+        op(),
+        std::io::Error::from_raw_os_error(e),
+        HINT,
+    ))
+}
+
+fn bind(src: &Path, dst: &Path, recursive: bool) -> Result<(), SandboxError> {
+    let flags = libc::MS_BIND | if recursive { libc::MS_REC } else { 0 };
+    let e = sys::mount(Some(&cstr(src)?), &cstr(dst)?, None, flags, None);
+    check(e, || format!("bind {} -> {}", src.display(), dst.display()))
+}
+
+fn setattr(path: &Path, set: u64) -> Result<(), SandboxError> {
+    let e = sys::mount_setattr(libc::AT_FDCWD, &cstr(path)?, AT_RECURSIVE, set, 0);
+    check(e, || format!("mount_setattr {}", path.display()))
+}
+
+fn tmpfs(target: &Path, opts: &str) -> Result<(), SandboxError> {
+    let data = CString::new(opts).unwrap_or_default();
+    let e = sys::mount(
+        Some(c"tmpfs"),
+        &cstr(target)?,
+        Some(c"tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(&data),
+    );
+    check(e, || format!("mount tmpfs on {}", target.display()))
+}
+
+fn io_err(op: String) -> impl FnOnce(std::io::Error) -> SandboxError {
+    move |e| SandboxError::io(LAYER, op, e, HINT)
+}
+
+fn mkdir_p(path: &Path) -> Result<(), SandboxError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(path)
+        .map_err(io_err(format!("mkdir -p {}", path.display())))
+}
+
+fn touch(path: &Path, mode: u32) -> Result<(), SandboxError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(mode)
+        .open(path)
+        .map(drop)
+        .map_err(io_err(format!("create {}", path.display())))
+}
+
+/// `/newroot` + absolute `path`.
+fn under(base: &str, path: &Path) -> PathBuf {
+    let rel: PathBuf = path
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    Path::new(base).join(rel)
+}
+
+/// Mounts `mask` (a file) onto the symlink `link` itself, without following it.
+fn mask_symlink(mask: &Path, link: &Path) -> Result<(), SandboxError> {
+    let src = cstr(mask)?;
+    let dst = cstr(link)?;
+    // SAFETY: raw open_tree/move_mount with valid C strings; the fd is closed below.
+    unsafe {
+        let fd = libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            src.as_ptr(),
+            sys::OPEN_TREE_CLONE | libc::O_CLOEXEC as u32,
+        ) as i32;
+        if fd < 0 {
+            return check(sys::errno(), || format!("open_tree {}", mask.display()));
+        }
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            dst.as_ptr(),
+            sys::MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        let e = if r < 0 { sys::errno() } else { 0 };
+        libc::close(fd);
+        check(e, || {
+            format!("move_mount mask onto symlink {}", link.display())
+        })?;
+    }
+    setattr(
+        link,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+    )
+}
+
+/// Makes `path` (inside /newroot) read-only, creating a placeholder when it is missing.
+fn protect(path: &Path, root: &Path, when_missing: WhenMissing) -> Result<(), SandboxError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => mask_symlink(Path::new(MASK_FILE), path),
+        Ok(_) => {
+            bind(path, path, true)?;
+            setattr(
+                path,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            )
+        }
+        Err(_) if when_missing == WhenMissing::Skip => Ok(()),
+        Err(_) => {
+            // Create the first missing component (a directory unless it is the leaf).
+            let mut cur = root.to_path_buf();
+            let rel = path.strip_prefix(root).unwrap_or(path);
+            let n = rel.components().count();
+            for (i, comp) in rel.components().enumerate() {
+                cur.push(comp);
+                match std::fs::symlink_metadata(&cur) {
+                    Ok(m) if m.is_dir() => continue,
+                    Ok(_) => return protect(&cur, root, WhenMissing::Skip),
+                    Err(_) => {
+                        if i + 1 < n || when_missing == WhenMissing::PlaceholderDir {
+                            std::fs::DirBuilder::new()
+                                .mode(0o755)
+                                .create(&cur)
+                                .map_err(io_err(format!("placeholder {}", cur.display())))?;
+                        } else {
+                            touch(&cur, 0o644)?;
+                        }
+                        return protect(&cur, root, WhenMissing::Skip);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Hides `path` (inside /newroot); `allowed` are readable exceptions beneath it (host paths).
+fn mask(path: &Path, allowed: &[PathBuf]) -> Result<(), SandboxError> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if meta.file_type().is_symlink() {
+        return mask_symlink(Path::new(MASK_FILE), path);
+    }
+    if !meta.is_dir() {
+        bind(Path::new(MASK_FILE), path, false)?;
+        return setattr(path, ro);
+    }
+    let host = Path::new("/").join(path.strip_prefix(NEW).unwrap_or(path));
+    let inner: Vec<&PathBuf> = allowed
+        .iter()
+        .filter(|a| a.starts_with(&host) && **a != host)
+        .collect();
+    if inner.is_empty() {
+        bind(Path::new(MASK_DIR), path, false)?;
+        return setattr(path, ro);
+    }
+    tmpfs(path, "mode=0755,size=64k")?;
+    for a in inner {
+        let src = under(OLD, a);
+        let dst = under(NEW, a);
+        if src.is_dir() {
+            mkdir_p(&dst)?;
+        } else if src.exists() {
+            if let Some(parent) = dst.parent() {
+                mkdir_p(parent)?;
+            }
+            touch(&dst, 0o644)?;
+        } else {
+            continue;
+        }
+        bind(&src, &dst, true)?;
+    }
+    setattr(path, ro)
+}
+
+/// Expands a pattern whose last component may contain `*` / `?` (against the new root).
+fn expand(pattern: &Path) -> Vec<PathBuf> {
+    let name = pattern
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.contains(['*', '?']) {
+        return vec![under(NEW, pattern)];
+    }
+    let Some(parent) = pattern.parent() else {
+        return Vec::new();
+    };
+    let dir = under(NEW, parent);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| glob_match(name.as_bytes(), e.file_name().as_bytes()))
+        .map(|e| dir.join(e.file_name()))
+        .collect()
+}
+
+/// `*` and `?` glob over one path component.
+pub(crate) fn glob_match(pat: &[u8], s: &[u8]) -> bool {
+    match (pat.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob_match(&pat[1..], s) || (!s.is_empty() && glob_match(pat, &s[1..])),
+        (Some(b'?'), Some(_)) => glob_match(&pat[1..], &s[1..]),
+        (Some(p), Some(c)) if p == c => glob_match(&pat[1..], &s[1..]),
+        _ => false,
+    }
+}
+
+fn mount_proc(target: &Path) -> Result<(), SandboxError> {
+    let e = sys::mount(
+        Some(c"proc"),
+        &cstr(target)?,
+        Some(c"proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    );
+    check(e, || format!("mount proc on {}", target.display()))?;
+    for entry in PROC_READONLY {
+        let p = target.join(entry);
+        if p.exists() {
+            bind(&p, &p, true)?;
+            setattr(&p, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+        }
+    }
+    Ok(())
+}
+
+fn private_root() -> Result<(), SandboxError> {
+    let e = sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None);
+    check(e, || "mount --make-rprivate /".to_owned())
+}
+
+/// `FsMode::Off`: keep the host filesystem, but a fresh `/proc` for the pid namespace.
+pub(crate) fn setup_off() -> Result<(), SandboxError> {
+    private_root()?;
+    mount_proc(Path::new("/proc"))
+}
+
+/// Builds the whole view and pivots into it.
+pub(crate) fn setup(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+    let fs = &policy.filesystem;
+    private_root()?;
+    tmpfs(Path::new("/tmp"), "mode=0755,size=1m")?;
+    let base = Path::new("/tmp");
+    for d in ["newroot", "oldroot"] {
+        mkdir_p(&base.join(d))?;
+    }
+    std::fs::DirBuilder::new()
+        .mode(0o000)
+        .create(base.join("mask-dir"))
+        .map_err(io_err("mkdir mask-dir".to_owned()))?;
+    touch(&base.join("mask-file"), 0)?;
+    std::env::set_current_dir(base).map_err(io_err("chdir base".to_owned()))?;
+    // SAFETY: pivot_root with valid C strings.
+    let r = unsafe { libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c"oldroot".as_ptr()) };
+    check(if r < 0 { sys::errno() } else { 0 }, || {
+        "pivot_root(base)".to_owned()
+    })?;
+    std::env::set_current_dir("/").map_err(io_err("chdir /".to_owned()))?;
+    let (new, old) = (Path::new(NEW), Path::new(OLD));
+    bind(old, new, true)?;
+    setattr(
+        new,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+    )?;
+
+    if fs.private_tmp {
+        let t = new.join("tmp");
+        if t.is_dir() {
+            tmpfs(
+                &t,
+                &format!("mode=1777,size={}", policy.limits.tmp_size_bytes),
+            )?;
+        }
+    }
+    setup_dev(new)?;
+
+    let mut writable: Vec<&PathBuf> = if fs.mode == FsMode::WorkspaceWrite {
+        fs.writable_roots.iter().collect()
+    } else {
+        Vec::new()
+    };
+    writable.sort_by_key(|p| p.components().count());
+    for root in &writable {
+        let src = under(OLD, root);
+        let Ok(meta) = std::fs::symlink_metadata(&src) else {
+            continue; // missing additional directory: nothing to make writable
+        };
+        if meta.file_type().is_symlink() {
+            return Err(SandboxError::InvalidPath {
+                path: (*root).clone(),
+                reason: "writable root is a symlink; pass its canonical path".to_owned(),
+            });
+        }
+        let dst = under(NEW, root);
+        if !dst.exists() {
+            mkdir_p(&dst)?; // under the private /tmp
+        }
+        bind(&src, &dst, true)?;
+        setattr(&dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+    }
+    let is_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+    for root in fs.project_roots.iter().filter(|r| is_writable(r)) {
+        let nroot = under(NEW, root);
+        for name in &fs.protected {
+            let in_git = name.path.starts_with(".git/");
+            if in_git && !std::fs::symlink_metadata(nroot.join(".git")).is_ok_and(|m| m.is_dir()) {
+                continue;
+            }
+            protect(&nroot.join(&name.path), &nroot, name.when_missing)?;
+        }
+    }
+    for p in fs.write_denied.iter().filter(|p| is_writable(p)) {
+        let np = under(NEW, p);
+        let parent_exists = np.parent().is_some_and(Path::exists);
+        let when = if parent_exists {
+            WhenMissing::PlaceholderFile
+        } else {
+            WhenMissing::Skip
+        };
+        let root = np
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| np.clone());
+        protect(&np, &root, when)?;
+    }
+    for pattern in &fs.read_denied {
+        for p in expand(pattern) {
+            mask(&p, &fs.read_allowed)?;
+        }
+    }
+    mount_proc(&new.join("proc"))?;
+
+    std::env::set_current_dir(new).map_err(io_err("chdir /newroot".to_owned()))?;
+    // SAFETY: pivot_root(".", ".") then detach the stacked old root.
+    unsafe {
+        if libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) < 0 {
+            return check(sys::errno(), || "pivot_root(newroot)".to_owned());
+        }
+        if libc::umount2(c".".as_ptr(), libc::MNT_DETACH) < 0 {
+            return check(sys::errno(), || "umount2(old root)".to_owned());
+        }
+    }
+    std::env::set_current_dir("/").map_err(io_err("chdir /".to_owned()))
+}
+
+fn setup_dev(new: &Path) -> Result<(), SandboxError> {
+    let dev = new.join("dev");
+    tmpfs(&dev, "mode=0755,size=64k")?;
+    for node in DEV_NODES {
+        let src = Path::new(OLD).join("dev").join(node);
+        if !src.exists() {
+            continue;
+        }
+        let dst = dev.join(node);
+        touch(&dst, 0o666)?;
+        bind(&src, &dst, false)?;
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("ptmx", "pts/ptmx"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(link))
+            .map_err(io_err(format!("symlink /dev/{link}")))?;
+    }
+    let shm = dev.join("shm");
+    std::fs::DirBuilder::new()
+        .mode(0o1777)
+        .create(&shm)
+        .map_err(io_err("mkdir /dev/shm".to_owned()))?;
+    let _ = std::fs::set_permissions(&shm, std::os::unix::fs::PermissionsExt::from_mode(0o1777));
+    let pts = dev.join("pts");
+    mkdir_p(&pts)?;
+    // Best effort: a private devpts for tools that allocate a pty.
+    let _ = sys::mount(
+        Some(c"devpts"),
+        &cstr(&pts)?,
+        Some(c"devpts"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some(c"newinstance,ptmxmode=0666,mode=0620"),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob() {
+        assert!(glob_match(b".env*", b".env"));
+        assert!(glob_match(b".env*", b".env.local"));
+        assert!(!glob_match(b".env*", b"env"));
+        assert!(glob_match(b"id_?sa", b"id_rsa"));
+        assert_eq!(under(NEW, Path::new("/a/b")), PathBuf::from("/newroot/a/b"));
+    }
+}

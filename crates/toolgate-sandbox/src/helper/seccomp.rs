@@ -1,0 +1,245 @@
+//! The seccomp filter: compiled once per process on the harness side, loaded by the helper.
+//!
+//! Three stacked programs (seccompiler allows one match action per filter):
+//! 1. `EPERM` for the dangerous list below;
+//! 2. `ENOSYS` for `clone3`, so libc falls back to `clone`, whose flags filter 1 inspects;
+//! 3. (x86_64) `ENOSYS` for x32 syscall numbers, which would otherwise bypass the lists.
+//!
+//! A foreign-architecture syscall (e.g. `int 0x80`) kills the process (seccompiler's arch check).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use crate::error::SandboxError;
+use crate::sys::SYS_OPEN_TREE_ATTR;
+
+/// Syscalls denied outright with `EPERM`.
+const DENIED: &[(i64, &str)] = &[
+    (libc::SYS_ptrace, "ptrace"),
+    (libc::SYS_process_vm_readv, "process_vm_readv"),
+    (libc::SYS_process_vm_writev, "process_vm_writev"),
+    (libc::SYS_mount, "mount"),
+    (libc::SYS_umount2, "umount2"),
+    (libc::SYS_pivot_root, "pivot_root"),
+    (libc::SYS_open_tree, "open_tree"),
+    (libc::SYS_move_mount, "move_mount"),
+    (libc::SYS_fsopen, "fsopen"),
+    (libc::SYS_fsmount, "fsmount"),
+    (libc::SYS_fsconfig, "fsconfig"),
+    (libc::SYS_fspick, "fspick"),
+    (libc::SYS_mount_setattr, "mount_setattr"),
+    (SYS_OPEN_TREE_ATTR, "open_tree_attr"),
+    (libc::SYS_unshare, "unshare"),
+    (libc::SYS_setns, "setns"),
+    (libc::SYS_bpf, "bpf"),
+    (libc::SYS_perf_event_open, "perf_event_open"),
+    (libc::SYS_userfaultfd, "userfaultfd"),
+    (libc::SYS_keyctl, "keyctl"),
+    (libc::SYS_add_key, "add_key"),
+    (libc::SYS_request_key, "request_key"),
+    (libc::SYS_io_uring_setup, "io_uring_setup"),
+    (libc::SYS_io_uring_enter, "io_uring_enter"),
+    (libc::SYS_io_uring_register, "io_uring_register"),
+    (libc::SYS_kexec_load, "kexec_load"),
+    (libc::SYS_kexec_file_load, "kexec_file_load"),
+    (libc::SYS_init_module, "init_module"),
+    (libc::SYS_finit_module, "finit_module"),
+    (libc::SYS_delete_module, "delete_module"),
+    (libc::SYS_open_by_handle_at, "open_by_handle_at"),
+];
+
+/// Namespace flags that `clone(2)` may not use.
+const CLONE_NS_FLAGS: &[i32] = &[
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWCGROUP,
+    0x80, // CLONE_NEWTIME
+];
+
+/// ioctl requests denied on any fd (terminal input injection).
+#[allow(clippy::unnecessary_cast)] // c_ulong on some targets
+const DENIED_IOCTLS: &[u64] = &[libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
+
+/// `personality(2)` values still allowed: query, PER_LINUX, ADDR_NO_RANDOMIZE.
+const ALLOWED_PERSONALITIES: &[u64] = &[0xffff_ffff, 0, 0x0040000];
+
+/// Socket families denied always (vsock reaches the hypervisor host, bypassing netns).
+const DENIED_FAMILIES: &[i32] = &[libc::AF_VSOCK];
+
+/// Socket families additionally denied when network isolation must come from seccomp.
+const INET_FAMILIES: &[i32] = &[libc::AF_INET, libc::AF_INET6, libc::AF_PACKET];
+
+fn arch() -> Result<TargetArch, SandboxError> {
+    TargetArch::try_from(std::env::consts::ARCH).map_err(|e| SandboxError::Seccomp(e.to_string()))
+}
+
+fn cond(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, SandboxError> {
+    SeccompCondition::new(arg, len, op, value).map_err(|e| SandboxError::Seccomp(e.to_string()))
+}
+
+fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
+    SeccompRule::new(conds).map_err(|e| SandboxError::Seccomp(e.to_string()))
+}
+
+fn deny_program(deny_inet: bool) -> Result<BpfProgram, SandboxError> {
+    use SeccompCmpArgLen::{Dword, Qword};
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for (nr, _) in DENIED {
+        rules.insert(*nr, Vec::new());
+    }
+    let mut clone_rules = Vec::new();
+    for flag in CLONE_NS_FLAGS {
+        let f = *flag as u64;
+        clone_rules.push(rule(vec![cond(0, Qword, SeccompCmpOp::MaskedEq(f), f)?])?);
+    }
+    rules.insert(libc::SYS_clone, clone_rules);
+    let mut ioctl_rules = Vec::new();
+    for req in DENIED_IOCTLS {
+        ioctl_rules.push(rule(vec![cond(
+            1,
+            Dword,
+            SeccompCmpOp::MaskedEq(0xffff_ffff),
+            *req,
+        )?])?);
+    }
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
+    let mut pers = Vec::new();
+    for v in ALLOWED_PERSONALITIES {
+        pers.push(cond(0, Dword, SeccompCmpOp::Ne, *v)?);
+    }
+    rules.insert(libc::SYS_personality, vec![rule(pers)?]);
+    let mut socket_rules = Vec::new();
+    let families = DENIED_FAMILIES
+        .iter()
+        .chain(if deny_inet { INET_FAMILIES } else { &[] });
+    for fam in families {
+        socket_rules.push(rule(vec![cond(0, Dword, SeccompCmpOp::Eq, *fam as u64)?])?);
+    }
+    rules.insert(libc::SYS_socket, socket_rules);
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch()?,
+    )
+    .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    BpfProgram::try_from(filter).map_err(|e| SandboxError::Seccomp(e.to_string()))
+}
+
+fn clone3_program() -> Result<BpfProgram, SandboxError> {
+    let mut rules = BTreeMap::new();
+    rules.insert(libc::SYS_clone3, Vec::new());
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch()?,
+    )
+    .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    BpfProgram::try_from(filter).map_err(|e| SandboxError::Seccomp(e.to_string()))
+}
+
+/// x86_64 only: ENOSYS for syscall numbers with the x32 bit set.
+fn x32_program() -> Vec<u64> {
+    const X32_BIT: u32 = 0x4000_0000;
+    let ld = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u64;
+    let jge = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u64;
+    let ret = (libc::BPF_RET | libc::BPF_K) as u64;
+    vec![
+        ld << 48,                                 // A = seccomp_data.nr
+        (jge << 48) | (1 << 32) | X32_BIT as u64, // nr >= X32_BIT ? next : skip one
+        (ret << 48) | (libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32) as u64,
+        (ret << 48) | libc::SECCOMP_RET_ALLOW as u64,
+    ]
+}
+
+fn pack(prog: &BpfProgram) -> Vec<u64> {
+    prog.iter()
+        .map(|i| {
+            ((i.code as u64) << 48) | ((i.jt as u64) << 40) | ((i.jf as u64) << 32) | i.k as u64
+        })
+        .collect()
+}
+
+/// Unpacks one program into `libc::sock_filter`s.
+pub(crate) fn unpack(packed: &[u64]) -> Vec<libc::sock_filter> {
+    packed
+        .iter()
+        .map(|&w| libc::sock_filter {
+            code: (w >> 48) as u16,
+            jt: (w >> 40) as u8,
+            jf: (w >> 32) as u8,
+            k: w as u32,
+        })
+        .collect()
+}
+
+/// The packed programs for one network variant (cached per process).
+pub(crate) fn programs(deny_inet: bool) -> Result<Vec<Vec<u64>>, SandboxError> {
+    static CACHE: [OnceLock<Vec<Vec<u64>>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = &CACHE[usize::from(deny_inet)];
+    if let Some(p) = slot.get() {
+        return Ok(p.clone());
+    }
+    let mut progs = vec![pack(&deny_program(deny_inet)?), pack(&clone3_program()?)];
+    if cfg!(target_arch = "x86_64") {
+        progs.push(x32_program());
+    }
+    Ok(slot.get_or_init(|| progs).clone())
+}
+
+/// Installs the programs on the calling thread (`no_new_privs` must already be set).
+pub(crate) fn install(programs: &[Vec<libc::sock_filter>]) -> Result<(), SandboxError> {
+    for prog in programs {
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: fprog points to a valid program that outlives the call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &fprog as *const libc::sock_fprog,
+            )
+        };
+        if r != 0 {
+            return Err(SandboxError::last_os(
+                "seccomp",
+                "seccomp(SECCOMP_SET_MODE_FILTER)",
+                "disable the seccomp layer if this kernel lacks CONFIG_SECCOMP_FILTER",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_compile_and_roundtrip() {
+        for deny_inet in [false, true] {
+            let progs = programs(deny_inet).unwrap_or_default();
+            assert!(progs.len() >= 2);
+            let unpacked = unpack(&progs[0]);
+            assert_eq!(unpacked.len(), progs[0].len());
+        }
+    }
+}

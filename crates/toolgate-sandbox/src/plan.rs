@@ -1,0 +1,277 @@
+//! Planning a policy against the probe, and building the helper command.
+//!
+//! The harness decides which layers apply ([`Plan`]); the helper applies exactly those and
+//! fails (exit [`crate::EXIT_SETUP_FAILED`]) rather than silently skipping one.
+//!
+//! Wire format: `HELPER argv = [exe, HELPER_ARG, <spec JSON>, <cwd>, "--", CMD...]`. The spec
+//! (policy + plan + precompiled seccomp programs) holds no secrets; the command's
+//! environment travels as the helper's own (cleared and allow-listed) environment.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cgroup::CgroupInfo;
+use crate::error::SandboxError;
+use crate::helper::seccomp;
+use crate::policy::{FsMode, NetworkMode, SandboxPolicy};
+use crate::probe::{Layer, Probe, Tier};
+
+/// The hidden subcommand: `toolgate __sandbox-exec …` runs [`crate::helper_main`].
+pub const HELPER_ARG: &str = "__sandbox-exec";
+
+/// Largest spec accepted on the command line (Linux caps one argument at 128 KiB).
+const MAX_SPEC_BYTES: usize = 120 * 1024;
+
+/// What will be applied for one policy on this machine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Fallback tier in effect.
+    pub tier: Tier,
+    /// Layers that will be applied.
+    pub applied: Vec<Layer>,
+    /// Layers the policy needs that are missing, with the probe's reason.
+    pub missing: Vec<(Layer, String)>,
+    /// Human-readable consequences of what is missing (printed by the helper).
+    pub warnings: Vec<String>,
+    /// Memory is limited by RLIMIT_AS because no memory cgroup is available.
+    pub memory_via_rlimit_as: bool,
+}
+
+impl Plan {
+    /// Plans `policy` against `probe`.
+    pub fn new(policy: &SandboxPolicy, probe: &Probe) -> Result<Plan, SandboxError> {
+        let probe = probe.with_disabled(&policy.disabled_layers);
+        let mut applied = Vec::new();
+        let mut missing = Vec::new();
+        let mut warnings = Vec::new();
+        let want = |layer: Layer, applied: &mut Vec<Layer>, missing: &mut Vec<_>| {
+            if probe.has(layer) {
+                applied.push(layer);
+                true
+            } else {
+                missing.push((layer, probe.reason(layer)));
+                false
+            }
+        };
+        let mut ns_ok = true;
+        for layer in [Layer::UserNs, Layer::MountNs, Layer::PidNs] {
+            ns_ok &= want(layer, &mut applied, &mut missing);
+        }
+        if !ns_ok {
+            applied.retain(|l| !matches!(l, Layer::UserNs | Layer::MountNs | Layer::PidNs));
+            warnings.push(
+                "no namespaces: no private /tmp, no pid isolation by namespace, no read-only \
+                 holes for missing protected paths"
+                    .to_owned(),
+            );
+        }
+        if policy.network.mode != NetworkMode::Full {
+            if ns_ok && probe.has(Layer::NetNs) {
+                applied.push(Layer::NetNs);
+            } else {
+                missing.push((Layer::NetNs, probe.reason(Layer::NetNs)));
+                warnings.push(
+                    "no network namespace: inet sockets are denied by seccomp instead \
+                     (loopback servers and the allow-list proxy do not work)"
+                        .to_owned(),
+                );
+            }
+        }
+        if policy.filesystem.mode != FsMode::Off
+            && !want(Layer::Landlock, &mut applied, &mut missing)
+            && !ns_ok
+        {
+            warnings.push("no filesystem isolation at all (no namespaces, no Landlock)".to_owned());
+        }
+        if !want(Layer::Seccomp, &mut applied, &mut missing) {
+            warnings.push("no seccomp: dangerous syscalls are not filtered".to_owned());
+        }
+        if !want(Layer::CloseRange, &mut applied, &mut missing) {
+            warnings
+                .push("close_range missing: inherited descriptors closed one by one".to_owned());
+        }
+        if policy.limits.processes.is_some() {
+            if probe.has(Layer::CgroupPids) {
+                applied.push(Layer::CgroupPids);
+            } else if probe.uid == 0 {
+                missing.push((Layer::CgroupPids, probe.reason(Layer::CgroupPids)));
+                warnings.push(
+                    "process limit NOT enforced: running as root (RLIMIT_NPROC is ignored for \
+                     uid 0) and no pids cgroup"
+                        .to_owned(),
+                );
+            }
+            // Non-root without a pids cgroup: RLIMIT_NPROC (per user namespace) suffices.
+        }
+        let mut memory_via_rlimit_as = false;
+        if policy.limits.memory_bytes.is_some() && !probe.has(Layer::CgroupMemory) {
+            memory_via_rlimit_as = true;
+            warnings.push("memory limited by RLIMIT_AS (no memory cgroup)".to_owned());
+        } else if policy.limits.memory_bytes.is_some() {
+            applied.push(Layer::CgroupMemory);
+        }
+        let tier = if ns_ok {
+            Tier::A
+        } else if applied.contains(&Layer::Landlock) {
+            Tier::B
+        } else if applied.contains(&Layer::Seccomp) {
+            Tier::C
+        } else {
+            Tier::None
+        };
+        if tier == Tier::None || (policy.fail_if_unavailable && !missing.is_empty()) {
+            return Err(SandboxError::Unavailable { missing });
+        }
+        Ok(Plan {
+            tier,
+            applied,
+            missing,
+            warnings,
+            memory_via_rlimit_as,
+        })
+    }
+
+    /// Whether `layer` will be applied.
+    pub fn applies(&self, layer: Layer) -> bool {
+        self.applied.contains(&layer)
+    }
+}
+
+/// Everything the helper needs (serialized into its argv).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct HelperSpec {
+    pub policy: SandboxPolicy,
+    pub plan: Plan,
+    /// Precompiled seccomp programs, each instruction packed as `code<<48|jt<<40|jf<<32|k`.
+    pub seccomp: Vec<Vec<u64>>,
+    pub cgroup: Option<CgroupInfo>,
+    pub landlock_abi: i32,
+    pub uid: u32,
+}
+
+/// A command prepared to run `argv` in the sandbox, with the plan that applies.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The helper command (or the bare command when the sandbox is disabled).
+    pub command: Command,
+    /// The plan (`None` when the policy disables the sandbox).
+    pub plan: Option<Plan>,
+}
+
+/// Builds the command that runs `argv` in `cwd` through the helper, planned against the
+/// cached [`crate::probe()`]. See [`prepare`] for the plan.
+pub fn command(
+    policy: &SandboxPolicy,
+    helper_exe: &Path,
+    argv: &[OsString],
+    cwd: &Path,
+) -> Result<Command, SandboxError> {
+    prepare(policy, crate::probe::probe(), helper_exe, argv, cwd).map(|p| p.command)
+}
+
+/// Like [`command`], with an explicit probe, returning the [`Plan`] too.
+pub fn prepare(
+    policy: &SandboxPolicy,
+    probe: &Probe,
+    helper_exe: &Path,
+    argv: &[OsString],
+    cwd: &Path,
+) -> Result<Prepared, SandboxError> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(SandboxError::InvalidSettings {
+            key: "argv".to_owned(),
+            reason: "empty command".to_owned(),
+        });
+    };
+    if !policy.enabled {
+        let mut cmd = Command::new(program);
+        cmd.args(args).current_dir(cwd);
+        return Ok(Prepared {
+            command: cmd,
+            plan: None,
+        });
+    }
+    validate(policy, cwd)?;
+    let plan = Plan::new(policy, probe)?;
+    let deny_inet = policy.network.mode != NetworkMode::Full && !plan.applies(Layer::NetNs);
+    let seccomp = if plan.applies(Layer::Seccomp) {
+        seccomp::programs(deny_inet)?
+    } else {
+        Vec::new()
+    };
+    let spec = HelperSpec {
+        policy: policy.clone(),
+        plan: plan.clone(),
+        seccomp,
+        cgroup: probe.cgroup.clone(),
+        landlock_abi: probe.landlock_abi,
+        uid: probe.uid,
+    };
+    let json = serde_json::to_string(&spec).map_err(|e| SandboxError::Encoding(e.to_string()))?;
+    if json.len() > MAX_SPEC_BYTES {
+        return Err(SandboxError::InvalidSettings {
+            key: "sandbox".to_owned(),
+            reason: format!("policy too large ({} bytes > {MAX_SPEC_BYTES})", json.len()),
+        });
+    }
+    let mut cmd = Command::new(helper_exe);
+    cmd.arg(HELPER_ARG)
+        .arg(json)
+        .arg(cwd)
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .current_dir("/")
+        .env_clear()
+        .envs(policy.filtered_env(std::env::vars_os()));
+    Ok(Prepared {
+        command: cmd,
+        plan: Some(plan),
+    })
+}
+
+fn validate(policy: &SandboxPolicy, cwd: &Path) -> Result<(), SandboxError> {
+    let fs = &policy.filesystem;
+    let all = fs
+        .writable_roots
+        .iter()
+        .chain(&fs.read_denied)
+        .chain(&fs.read_allowed)
+        .chain(&fs.write_denied)
+        .chain(&fs.project_roots)
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(cwd));
+    for path in all {
+        check_path(path)?;
+    }
+    if policy.network.mode == NetworkMode::Allowlist && policy.network.proxy_socket.is_none() {
+        return Err(SandboxError::InvalidSettings {
+            key: "sandbox.network".to_owned(),
+            reason: "allowlist mode needs a running Proxy (set network.proxy_socket)".to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn check_path(path: &Path) -> Result<(), SandboxError> {
+    let bad = |reason: &str| SandboxError::InvalidPath {
+        path: path.to_path_buf(),
+        reason: reason.to_owned(),
+    };
+    if !path.is_absolute() {
+        return Err(bad("must be absolute"));
+    }
+    if path.to_str().is_none() {
+        return Err(bad("must be valid UTF-8"));
+    }
+    if path
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err(bad("must not contain `..`"));
+    }
+    Ok(())
+}

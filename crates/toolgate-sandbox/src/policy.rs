@@ -1,0 +1,416 @@
+//! [`SandboxPolicy`]: what the room looks like — filesystem, network, limits, environment.
+//!
+//! A policy is plain data (serde-serialisable). It is built from settings
+//! ([`SandboxPolicy::from_settings`]) or by hand, then handed to [`crate::command`], which
+//! plans it against the machine's [`crate::Probe`] and passes it to the helper.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::probe::Layer;
+
+/// Paths under `$HOME` that are unreadable inside the sandbox by default (credentials).
+pub const DEFAULT_HOME_READ_DENY: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".azure",
+    ".config/gh",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+];
+
+/// Pattern (last path component) of files unreadable at the top of every writable root.
+pub const DEFAULT_ROOT_READ_DENY: &[&str] = &[".env*"];
+
+/// How an entry of [`DEFAULT_PROTECTED`] is protected when it does not exist yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenMissing {
+    /// Create an empty placeholder of this kind (a directory) and mount it read-only, so the
+    /// path cannot be created inside the sandbox.
+    PlaceholderDir,
+    /// Create an empty placeholder file and mount it read-only.
+    PlaceholderFile,
+    /// Only protect it if it exists (creating it is not a persistence vector on its own, or an
+    /// empty placeholder would break tools outside the sandbox).
+    Skip,
+}
+
+/// One write-protected name, relative to the top of each writable root (workspace and
+/// additional directories; not the private temp dir).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtectedName {
+    /// Relative path, e.g. `.git/hooks`.
+    pub path: String,
+    /// What to do when it does not exist yet.
+    pub when_missing: WhenMissing,
+}
+
+/// Write-protected carve-outs inside writable roots: `(relative path, when missing)`.
+///
+/// Existing entries become read-only bind mounts. Missing ones with a placeholder policy get an
+/// empty placeholder on the host (left in place after the command, so concurrent sandboxes
+/// can't race on removing it) that is mounted read-only inside. `.git/*` entries are only
+/// protected when `.git` is a directory.
+pub const DEFAULT_PROTECTED: &[(&str, WhenMissing)] = &[
+    (".git/hooks", WhenMissing::PlaceholderDir),
+    (".git/config", WhenMissing::Skip),
+    (".git/info", WhenMissing::Skip),
+    (".toolgate", WhenMissing::PlaceholderDir),
+    (".claude", WhenMissing::PlaceholderDir),
+    (".mcp.json", WhenMissing::PlaceholderFile),
+    (".codex", WhenMissing::Skip),
+    (".agents", WhenMissing::Skip),
+    (".vscode", WhenMissing::PlaceholderDir),
+    (".idea", WhenMissing::Skip),
+    (".husky", WhenMissing::Skip),
+    (".devcontainer", WhenMissing::Skip),
+    (".gitmodules", WhenMissing::Skip),
+    (".gitconfig", WhenMissing::Skip),
+    (".envrc", WhenMissing::Skip),
+    (".pre-commit-config.yaml", WhenMissing::Skip),
+    (".bashrc", WhenMissing::Skip),
+    (".bash_profile", WhenMissing::Skip),
+    (".bash_login", WhenMissing::Skip),
+    (".bash_logout", WhenMissing::Skip),
+    (".bash_aliases", WhenMissing::Skip),
+    (".profile", WhenMissing::Skip),
+    (".zshrc", WhenMissing::Skip),
+    (".zprofile", WhenMissing::Skip),
+    (".zshenv", WhenMissing::Skip),
+    (".zlogin", WhenMissing::Skip),
+    (".ripgreprc", WhenMissing::Skip),
+];
+
+/// Environment variables passed into the sandbox by default (trailing `*` = prefix).
+pub const DEFAULT_ENV_ALLOW: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "PYENV_ROOT",
+    "VIRTUAL_ENV",
+    "NVM_DIR",
+    "CI",
+];
+
+/// Default size cap of the private `/tmp` (tmpfs). Large enough for builds that use `/tmp`,
+/// small enough that a runaway writer cannot fill host memory (tmpfs pages are RAM).
+pub const DEFAULT_TMP_SIZE_BYTES: u64 = 1 << 30;
+
+/// Default cap on processes/threads inside one sandbox: enough for `make -j` or a test
+/// runner, far below what a fork bomb needs to hurt the host.
+pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
+
+/// Default TCP port of the in-sandbox proxy bridge (`HTTP(S)_PROXY=http://127.0.0.1:PORT`).
+pub const DEFAULT_PROXY_PORT: u16 = 3128;
+
+/// Filesystem mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsMode {
+    /// No filesystem isolation (host filesystem, read-write).
+    Off,
+    /// Read-only root; the writable roots are writable (minus carve-outs).
+    #[default]
+    WorkspaceWrite,
+    /// Everything read-only except the private temp dir.
+    ReadOnly,
+}
+
+/// Network mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkMode {
+    /// Empty network namespace with loopback up: nothing outside is reachable.
+    #[default]
+    None,
+    /// Empty network namespace whose only way out is the HTTP(S) proxy of [`crate::Proxy`].
+    Allowlist,
+    /// The host network.
+    Full,
+}
+
+/// Filesystem part of a [`SandboxPolicy`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FsPolicy {
+    /// Mode.
+    pub mode: FsMode,
+    /// Writable roots (absolute): workspace, additional directories, `allowWrite` paths.
+    /// The first entry is the workspace. Ignored in [`FsMode::ReadOnly`].
+    pub writable_roots: Vec<PathBuf>,
+    /// Roots that get the [`DEFAULT_PROTECTED`] carve-outs and the [`DEFAULT_ROOT_READ_DENY`]
+    /// masks (workspace and additional directories).
+    pub project_roots: Vec<PathBuf>,
+    /// Mount a private tmpfs on `/tmp` (writable, discarded afterwards).
+    pub private_tmp: bool,
+    /// Unreadable paths (absolute). The last component may contain `*` and `?`.
+    pub read_denied: Vec<PathBuf>,
+    /// Readable exceptions inside `read_denied` directories (`allowRead`).
+    pub read_allowed: Vec<PathBuf>,
+    /// Read-only carve-outs inside writable roots (absolute; `denyWrite`).
+    pub write_denied: Vec<PathBuf>,
+    /// Names protected inside each project root; defaults to [`DEFAULT_PROTECTED`].
+    pub protected: Vec<ProtectedName>,
+}
+
+/// Network part of a [`SandboxPolicy`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct NetworkPolicy {
+    /// Mode.
+    pub mode: NetworkMode,
+    /// Domains reachable through the proxy (`example.com`, `*.example.com`).
+    pub allowed_domains: Vec<String>,
+    /// Domains always refused (checked first).
+    pub denied_domains: Vec<String>,
+    /// Unix socket of the running [`crate::Proxy`] (allowlist mode).
+    pub proxy_socket: Option<PathBuf>,
+    /// Port of the in-sandbox TCP bridge to the proxy.
+    pub proxy_port: u16,
+}
+
+impl Default for NetworkPolicy {
+    fn default() -> Self {
+        NetworkPolicy {
+            mode: NetworkMode::None,
+            allowed_domains: Vec::new(),
+            denied_domains: Vec::new(),
+            proxy_socket: None,
+            proxy_port: DEFAULT_PROXY_PORT,
+        }
+    }
+}
+
+/// Resource limits. `None` = not limited by the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Limits {
+    /// Wall-clock limit; on expiry the whole sandbox (pid namespace) is SIGKILLed.
+    pub wall_time_ms: Option<u64>,
+    /// CPU seconds (RLIMIT_CPU soft; hard = soft + 1 → SIGKILL).
+    pub cpu_time_secs: Option<u64>,
+    /// Memory (cgroup `memory.max`; RLIMIT_AS when no memory cgroup is available).
+    pub memory_bytes: Option<u64>,
+    /// Processes (cgroup `pids.max`; RLIMIT_NPROC backstop for non-root).
+    pub processes: Option<u64>,
+    /// Largest file the command may write (RLIMIT_FSIZE).
+    pub file_size_bytes: Option<u64>,
+    /// Open files (RLIMIT_NOFILE).
+    pub open_files: Option<u64>,
+    /// Size of the private `/tmp`.
+    pub tmp_size_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            wall_time_ms: None,
+            cpu_time_secs: None,
+            memory_bytes: None,
+            processes: Some(DEFAULT_MAX_PROCESSES),
+            file_size_bytes: None,
+            open_files: None,
+            tmp_size_bytes: DEFAULT_TMP_SIZE_BYTES,
+        }
+    }
+}
+
+/// Environment passed to the command: everything else is cleared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct EnvPolicy {
+    /// Names copied from the caller's environment (trailing `*` = prefix).
+    pub allow: Vec<String>,
+    /// Variables set explicitly (win over `allow`).
+    pub set: BTreeMap<String, String>,
+}
+
+impl Default for EnvPolicy {
+    fn default() -> Self {
+        EnvPolicy {
+            allow: DEFAULT_ENV_ALLOW.iter().map(|s| (*s).to_owned()).collect(),
+            set: BTreeMap::new(),
+        }
+    }
+}
+
+/// The complete description of a sandbox: see the crate docs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SandboxPolicy {
+    /// `sandbox.enabled`: when false, [`crate::command`] runs the command without the helper.
+    pub enabled: bool,
+    /// `sandbox.failIfUnavailable`: refuse to run when any needed layer is missing.
+    pub fail_if_unavailable: bool,
+    /// Filesystem.
+    pub filesystem: FsPolicy,
+    /// Network.
+    pub network: NetworkPolicy,
+    /// Limits.
+    pub limits: Limits,
+    /// Environment.
+    pub env: EnvPolicy,
+    /// `sandbox.excludedCommands` (Bash-rule syntax), matched by the caller.
+    pub excluded_commands: Vec<String>,
+    /// Layers forced off (testing, or known-broken kernels); they count as missing.
+    pub disabled_layers: Vec<Layer>,
+    /// Print one `toolgate-sandbox: warning:` line on stderr when running degraded.
+    pub warn_degraded: bool,
+}
+
+impl Default for SandboxPolicy {
+    fn default() -> Self {
+        SandboxPolicy {
+            enabled: true,
+            fail_if_unavailable: false,
+            filesystem: FsPolicy {
+                private_tmp: true,
+                protected: default_protected(),
+                ..FsPolicy::default()
+            },
+            network: NetworkPolicy::default(),
+            limits: Limits::default(),
+            env: EnvPolicy::default(),
+            excluded_commands: Vec::new(),
+            disabled_layers: Vec::new(),
+            warn_degraded: true,
+        }
+    }
+}
+
+/// [`DEFAULT_PROTECTED`] as data.
+pub fn default_protected() -> Vec<ProtectedName> {
+    DEFAULT_PROTECTED
+        .iter()
+        .map(|(path, when_missing)| ProtectedName {
+            path: (*path).to_owned(),
+            when_missing: *when_missing,
+        })
+        .collect()
+}
+
+impl SandboxPolicy {
+    /// A workspace-write policy for `workspace` with the default denies and protections,
+    /// network `none`, and `home`'s credentials hidden.
+    pub fn workspace_write(workspace: &Path, home: Option<&Path>) -> Self {
+        let mut policy = SandboxPolicy::default();
+        policy
+            .filesystem
+            .writable_roots
+            .push(workspace.to_path_buf());
+        policy
+            .filesystem
+            .project_roots
+            .push(workspace.to_path_buf());
+        if let Some(home) = home {
+            for rel in DEFAULT_HOME_READ_DENY {
+                policy.filesystem.read_denied.push(home.join(rel));
+            }
+        }
+        policy.add_root_read_denies(workspace);
+        policy
+    }
+
+    /// Adds the [`DEFAULT_ROOT_READ_DENY`] patterns under `root`.
+    pub(crate) fn add_root_read_denies(&mut self, root: &Path) {
+        for pat in DEFAULT_ROOT_READ_DENY {
+            push_unique(&mut self.filesystem.read_denied, root.join(pat));
+        }
+    }
+
+    /// The environment variables the command gets, read from `vars` (usually
+    /// `std::env::vars_os()`), filtered by [`EnvPolicy::allow`] plus [`EnvPolicy::set`].
+    pub fn filtered_env<I>(&self, vars: I) -> BTreeMap<String, String>
+    where
+        I: IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    {
+        let mut out = BTreeMap::new();
+        for (k, v) in vars {
+            let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+                continue;
+            };
+            if self.env.allow.iter().any(|pat| env_name_matches(pat, k)) {
+                out.insert(k.to_owned(), v.to_owned());
+            }
+        }
+        for (k, v) in &self.env.set {
+            out.insert(k.clone(), v.clone());
+        }
+        out
+    }
+}
+
+fn env_name_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+pub(crate) fn push_unique(list: &mut Vec<PathBuf>, path: PathBuf) {
+    if !list.contains(&path) {
+        list.push(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_filter_keeps_only_allowed() {
+        let policy = SandboxPolicy::default();
+        let vars = [
+            ("PATH", "/bin"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("LC_ALL", "C"),
+            ("GITHUB_TOKEN", "y"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let env = policy.filtered_env(vars);
+        assert_eq!(env.keys().collect::<Vec<_>>(), ["LC_ALL", "PATH"]);
+    }
+
+    #[test]
+    fn policy_roundtrips_through_json() {
+        let policy = SandboxPolicy::workspace_write(Path::new("/w"), Some(Path::new("/h")));
+        let json = serde_json::to_string(&policy).unwrap_or_default();
+        let back: SandboxPolicy = serde_json::from_str(&json).unwrap_or_default();
+        assert_eq!(policy, back);
+        assert!(
+            back.filesystem
+                .read_denied
+                .contains(&PathBuf::from("/h/.ssh"))
+        );
+        assert!(
+            back.filesystem
+                .read_denied
+                .contains(&PathBuf::from("/w/.env*"))
+        );
+    }
+}

@@ -1,0 +1,357 @@
+//! The network allow-list proxy (harness side), on a unix socket.
+//!
+//! Speaks HTTP `CONNECT host:port` (HTTPS and any TCP) and absolute-form plain HTTP
+//! (`GET http://host/path`). Each request is checked against [`DomainRules`] — denied domains
+//! first, then allowed ones — *before* any name resolution, so a denied name never reaches
+//! DNS. Every decision is passed to the audit callback. Inside the sandbox, the helper's
+//! bridge exposes the socket as `127.0.0.1:PORT` and sets `HTTP(S)_PROXY`.
+//!
+//! No TLS interception: only the CONNECT host is seen (domain fronting stays possible).
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SandboxError;
+
+/// Largest request head accepted (request line + headers).
+const MAX_HEAD: usize = 16 * 1024;
+/// Upstream connect timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Client read timeout while waiting for the request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Domain allow/deny lists: `example.com` matches exactly; `*.example.com` matches
+/// subdomains (not the apex); `*` matches everything. Case-insensitive, trailing dot ignored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DomainRules {
+    /// Allowed patterns.
+    pub allowed: Vec<String>,
+    /// Denied patterns (checked first).
+    pub denied: Vec<String>,
+}
+
+fn domain_matches(pattern: &str, host: &str) -> bool {
+    let pattern = pattern.trim_end_matches('.').to_ascii_lowercase();
+    if pattern == "*" {
+        return true;
+    }
+    match pattern.strip_prefix("*.") {
+        Some(base) => host.len() > base.len() + 1 && host.ends_with(&format!(".{base}")),
+        None => host == pattern,
+    }
+}
+
+impl DomainRules {
+    /// Lists from the policy's network settings.
+    pub fn new(allowed: &[String], denied: &[String]) -> Self {
+        DomainRules {
+            allowed: allowed.to_vec(),
+            denied: denied.to_vec(),
+        }
+    }
+
+    /// `(allowed, reason)` for `host`.
+    pub fn decide(&self, host: &str) -> (bool, String) {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if let Some(p) = self.denied.iter().find(|p| domain_matches(p, &host)) {
+            return (false, format!("matches deniedDomains `{p}`"));
+        }
+        if let Some(p) = self.allowed.iter().find(|p| domain_matches(p, &host)) {
+            return (true, format!("matches allowedDomains `{p}`"));
+        }
+        (false, "not in sandbox.network.allowedDomains".to_owned())
+    }
+}
+
+/// One proxy decision, for the audit log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProxyDecision {
+    /// Requested host.
+    pub host: String,
+    /// Requested port.
+    pub port: u16,
+    /// `CONNECT`, `GET`, …
+    pub method: String,
+    /// Whether the request was let through.
+    pub allowed: bool,
+    /// Which rule decided (or why the request failed).
+    pub reason: String,
+}
+
+type Callback = Arc<dyn Fn(&ProxyDecision) + Send + Sync>;
+
+struct Shared {
+    rules: DomainRules,
+    on_decision: Callback,
+    overrides: HashMap<String, Vec<SocketAddr>>,
+}
+
+/// A running proxy; stops and removes its socket when dropped.
+pub struct Proxy {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy").field("path", &self.path).finish()
+    }
+}
+
+impl Proxy {
+    /// Starts a proxy on `socket_path` (created; must not exist) enforcing `rules`.
+    pub fn start(
+        socket_path: &Path,
+        rules: DomainRules,
+        on_decision: impl Fn(&ProxyDecision) + Send + Sync + 'static,
+    ) -> Result<Proxy, SandboxError> {
+        Proxy::start_with_hosts(socket_path, rules, HashMap::new(), on_decision)
+    }
+
+    /// Like [`Proxy::start`], resolving the names in `hosts` to the given addresses instead
+    /// of asking DNS (tests, or pinning).
+    pub fn start_with_hosts(
+        socket_path: &Path,
+        rules: DomainRules,
+        hosts: HashMap<String, Vec<SocketAddr>>,
+        on_decision: impl Fn(&ProxyDecision) + Send + Sync + 'static,
+    ) -> Result<Proxy, SandboxError> {
+        let listener = UnixListener::bind(socket_path).map_err(|source| SandboxError::Proxy {
+            op: format!("bind {}", socket_path.display()),
+            source,
+        })?;
+        let shared = Arc::new(Shared {
+            rules,
+            on_decision: Arc::new(on_decision),
+            overrides: hosts
+                .into_iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                .collect(),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("toolgate-proxy".to_owned())
+            .spawn(move || {
+                for conn in listener.incoming() {
+                    if stop2.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(conn) = conn else { continue };
+                    let shared = shared.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("toolgate-proxy-conn".to_owned())
+                        .spawn(move || handle(conn, &shared));
+                }
+            })
+            .map_err(|source| SandboxError::Proxy {
+                op: "spawn proxy thread".to_owned(),
+                source,
+            })?;
+        Ok(Proxy {
+            path: socket_path.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The unix socket path (put it in `NetworkPolicy::proxy_socket`).
+    pub fn socket_path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = UnixStream::connect(&self.path); // wake the accept loop
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn respond(conn: &mut UnixStream, status: &str, body: &str) {
+    let _ = write!(
+        conn,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Reads until the end of the request head; returns (head, bytes after it).
+fn read_head(conn: &mut UnixStream) -> Option<(String, Vec<u8>)> {
+    let _ = conn.set_read_timeout(Some(HEAD_TIMEOUT));
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let n = conn.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            let _ = conn.set_read_timeout(None);
+            return Some((String::from_utf8_lossy(&buf).into_owned(), rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+    }
+}
+
+fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> {
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']')?;
+        let port = tail
+            .strip_prefix(':')
+            .map_or(Some(default_port), |p| p.parse().ok())?;
+        return Some((host.to_owned(), port));
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) => Some((h.to_owned(), p.parse().ok()?)),
+        None => Some((authority.to_owned(), default_port)),
+    }
+}
+
+fn handle(mut conn: UnixStream, shared: &Shared) {
+    let Some((head, rest)) = read_head(&mut conn) else {
+        return;
+    };
+    let first = head.lines().next().unwrap_or_default().to_owned();
+    let mut parts = first.split_whitespace();
+    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
+    else {
+        respond(&mut conn, "400 Bad Request", "malformed request line\n");
+        return;
+    };
+    let (host, port, forward_head) = if method.eq_ignore_ascii_case("CONNECT") {
+        let Some((h, p)) = split_host_port(target, 443) else {
+            respond(&mut conn, "400 Bad Request", "bad CONNECT target\n");
+            return;
+        };
+        (h, p, None)
+    } else if let Some(url) = target.strip_prefix("http://") {
+        let (authority, path) = match url.find('/') {
+            Some(i) => (&url[..i], &url[i..]),
+            None => (url, "/"),
+        };
+        let Some((h, p)) = split_host_port(authority, 80) else {
+            respond(&mut conn, "400 Bad Request", "bad URL\n");
+            return;
+        };
+        let mut new_head = format!("{method} {path} {version}\r\n");
+        for line in head.split("\r\n").skip(1) {
+            if !line.to_ascii_lowercase().starts_with("proxy-") && !line.is_empty() {
+                new_head.push_str(line);
+                new_head.push_str("\r\n");
+            }
+        }
+        new_head.push_str("\r\n");
+        (h, p, Some(new_head))
+    } else {
+        respond(
+            &mut conn,
+            "400 Bad Request",
+            "use an absolute http:// URL or CONNECT\n",
+        );
+        return;
+    };
+    let (allowed, reason) = shared.rules.decide(&host);
+    let mut decision = ProxyDecision {
+        host: host.clone(),
+        port,
+        method: method.to_owned(),
+        allowed,
+        reason,
+    };
+    if !allowed {
+        (shared.on_decision)(&decision);
+        let body = format!(
+            "blocked by toolgate sandbox: `{host}` {}\n",
+            decision.reason
+        );
+        respond(&mut conn, "403 Forbidden", &body);
+        return;
+    }
+    let addrs: Vec<SocketAddr> = match shared.overrides.get(&host.to_ascii_lowercase()) {
+        Some(a) => a.iter().map(|a| SocketAddr::new(a.ip(), port)).collect(),
+        None => (host.as_str(), port)
+            .to_socket_addrs()
+            .map(Iterator::collect)
+            .unwrap_or_default(),
+    };
+    let upstream = addrs
+        .iter()
+        .find_map(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).ok());
+    let Some(mut upstream) = upstream else {
+        decision.allowed = false;
+        decision.reason = format!("{}; upstream connect failed", decision.reason);
+        (shared.on_decision)(&decision);
+        respond(&mut conn, "502 Bad Gateway", "upstream unreachable\n");
+        return;
+    };
+    (shared.on_decision)(&decision);
+    let ok = match forward_head {
+        None => conn
+            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            .is_ok(),
+        Some(h) => upstream.write_all(h.as_bytes()).is_ok(),
+    };
+    if !ok || upstream.write_all(&rest).is_err() {
+        return;
+    }
+    pipe(conn, upstream);
+}
+
+/// Copies both ways until either side closes.
+fn pipe(conn: UnixStream, upstream: TcpStream) {
+    let (Ok(mut c2), Ok(mut u2)) = (conn.try_clone(), upstream.try_clone()) else {
+        return;
+    };
+    let t = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut u2, &mut c2);
+        let _ = c2.shutdown(std::net::Shutdown::Write);
+    });
+    let (mut c, mut u) = (conn, upstream);
+    let _ = std::io::copy(&mut c, &mut u);
+    let _ = u.shutdown(std::net::Shutdown::Write);
+    let _ = t.join();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_rules() {
+        let r = DomainRules::new(
+            &["pypi.org".into(), "*.github.com".into()],
+            &["evil.github.com".into()],
+        );
+        assert!(r.decide("pypi.org").0);
+        assert!(r.decide("PyPI.org.").0);
+        assert!(!r.decide("files.pypi.org").0);
+        assert!(r.decide("api.github.com").0);
+        assert!(!r.decide("github.com").0);
+        assert!(!r.decide("evil.github.com").0);
+        assert!(!r.decide("pypi.org.evil.test").0);
+        assert_eq!(
+            split_host_port("[::1]:8080", 80),
+            Some(("::1".into(), 8080))
+        );
+        assert_eq!(split_host_port("a.b", 443), Some(("a.b".into(), 443)));
+    }
+}

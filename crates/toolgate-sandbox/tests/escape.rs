@@ -1,0 +1,610 @@
+//! The escape suite: each test makes a real attempt from inside the sandbox and fails if it
+//! escapes. Needs tier A (namespaces) — it fails loudly, never skips, when a layer is missing.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use toolgate_sandbox::{DomainRules, Layer, NetworkMode, Proxy, ProxyDecision};
+
+fn tool_s() -> String {
+    tool().to_string_lossy().into_owned()
+}
+
+fn tier_a() {
+    require(&[
+        Layer::UserNs,
+        Layer::MountNs,
+        Layer::PidNs,
+        Layer::NetNs,
+        Layer::Seccomp,
+        Layer::Landlock,
+    ]);
+}
+
+#[test]
+fn positive_control_workspace_is_writable() {
+    tier_a();
+    let f = Fixture::new();
+    let out = f.sh(
+        &f.policy(),
+        "echo ok > new.txt && mkdir -p sub && echo x > sub/y && cat new.txt",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("new.txt")).unwrap_or_default(),
+        "ok\n"
+    );
+}
+
+#[test]
+fn write_outside_workspace_is_contained() {
+    tier_a();
+    let f = Fixture::new();
+    let p = f.policy();
+    let victim = f.outside.join("victim.txt");
+    for target in [
+        victim.clone(),
+        f.home.join("x"),
+        "/etc/toolgate-escape".into(),
+        f.root.join("x"),
+    ] {
+        let out = f.run(
+            &p,
+            &[&tool_s(), "write", &target.to_string_lossy(), "PWNED"],
+        );
+        assert_contained(&out);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap_or_default(),
+        "original"
+    );
+    assert!(!Path::new("/etc/toolgate-escape").exists());
+    assert!(!f.home.join("x").exists());
+}
+
+#[test]
+fn read_ssh_key_and_dotenv_is_contained() {
+    tier_a();
+    let f = Fixture::new();
+    let p = f.policy();
+    for target in [f.home.join(".ssh/id_ed25519"), f.ws.join(".env")] {
+        let out = f.run(&p, &[&tool_s(), "read", &target.to_string_lossy()]);
+        assert_contained(&out);
+    }
+    let out = f.sh(
+        &p,
+        &format!(
+            "ls -la {}/.ssh; cat {}/.ssh/* 2>&1; grep -r SECRET {} 2>/dev/null",
+            f.home.display(),
+            f.home.display(),
+            f.root.display()
+        ),
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("SECRET"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn protected_paths_cannot_be_written_or_created() {
+    tier_a();
+    let f = Fixture::new();
+    let p = f.policy();
+    let targets = [
+        f.ws.join(".git/hooks/pre-commit"), // .git/hooks missing: created as a read-only placeholder
+        f.ws.join(".git/config"),
+        f.ws.join(".claude/settings.json"), // missing: placeholder dir
+        f.ws.join(".mcp.json"),             // missing: placeholder file
+        f.ws.join(".toolgate/settings.json"),
+    ];
+    for t in &targets {
+        let out = f.run(
+            &p,
+            &[
+                &tool_s(),
+                "write",
+                &t.to_string_lossy(),
+                "#!/bin/sh\necho pwned\n",
+            ],
+        );
+        assert_contained(&out);
+    }
+    let out = f.sh(&p, "rm -rf .git/hooks .claude; mv .git/config x; mkdir -p .claude/x; echo > .git/hooks/post-checkout; ls .git/hooks");
+    let _ = out;
+    assert!(!f.ws.join(".git/hooks/pre-commit").exists());
+    assert!(!f.ws.join(".git/hooks/post-checkout").exists());
+    assert!(!f.ws.join(".claude/settings.json").exists());
+    assert!(!f.ws.join(".claude/x").exists());
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join(".git/config")).unwrap_or_default(),
+        "[core]\n"
+    );
+    assert_eq!(
+        std::fs::read(f.ws.join(".mcp.json"))
+            .unwrap_or_default()
+            .len(),
+        0
+    );
+}
+
+#[test]
+fn symlink_and_hard_link_out_of_workspace_are_contained() {
+    tier_a();
+    let f = Fixture::new();
+    let victim = f.outside.join("victim.txt");
+    std::os::unix::fs::symlink(&victim, f.ws.join("evil_link")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&f.outside, f.ws.join("evil_dir")).unwrap_or_else(|e| panic!("{e}"));
+    let p = f.policy();
+    for t in ["evil_link", "evil_dir/new.txt", "../outside/victim.txt"] {
+        let out = f.run(&p, &[&tool_s(), "write", t, "PWNED"]);
+        assert_contained(&out);
+    }
+    // Hard link created inside the sandbox, then written through.
+    let script = format!(
+        "ln {} hl 2>/dev/null && echo PWNED >> hl; ln -s {} sl; echo PWNED >> sl; true",
+        victim.display(),
+        victim.display()
+    );
+    let out = f.sh(&p, &script);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap_or_default(),
+        "original"
+    );
+    assert!(!f.outside.join("new.txt").exists());
+}
+
+#[test]
+fn inherited_fd_is_closed() {
+    tier_a();
+    let f = Fixture::new();
+    let home = std::ffi::CString::new(f.home.to_string_lossy().as_bytes()).unwrap_or_default();
+    // SAFETY: deliberately leak a non-CLOEXEC dir fd into the child, as a careless harness would.
+    let fd = unsafe { libc::open(home.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) };
+    assert!(fd >= 0);
+    // SAFETY: we own fd.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let out = f.run(
+        &f.policy(),
+        &[
+            &tool_s(),
+            "inherited-fd",
+            &fd.to_string(),
+            ".ssh/id_ed25519",
+        ],
+    );
+    drop(owned);
+    assert_contained(&out);
+}
+
+#[test]
+fn remount_and_unmount_are_denied() {
+    tier_a();
+    let f = Fixture::new();
+    let mask = f.home.join(".ssh");
+    let out = f.run(
+        &f.policy(),
+        &[&tool_s(), "remount-rw", &mask.to_string_lossy()],
+    );
+    assert_contained(&out);
+    let out = f.sh(&f.policy(), &format!("mount -o remount,rw / 2>&1; umount -l {} 2>&1; cat {}/id_ed25519 2>&1; touch /etc/x 2>&1", mask.display(), mask.display()));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("SECRET"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !Path::new("/etc/x").exists() || std::fs::metadata("/etc/x").is_ok_and(|m| m.len() > 0)
+    );
+}
+
+#[test]
+fn nested_user_namespace_is_denied() {
+    tier_a();
+    let f = Fixture::new();
+    assert_contained(&f.run(&f.policy(), &[&tool_s(), "unshare-user"]));
+    let out = f.sh(
+        &f.policy(),
+        "unshare --user --map-root-user true && echo NESTED-OK",
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("NESTED-OK"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn outside_processes_cannot_be_traced_signalled_or_inspected() {
+    tier_a();
+    let f = Fixture::new();
+    let mut victim = Command::new("sleep")
+        .arg("30")
+        .env("VICTIM_SECRET", "SECRET-ENVIRON")
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pid = victim.id().to_string();
+    let p = f.policy();
+    assert_contained(&f.run(&p, &[&tool_s(), "ptrace", &pid]));
+    assert_contained(&f.run(&p, &[&tool_s(), "kill", &pid]));
+    assert_contained(&f.run(&p, &[&tool_s(), "read", &format!("/proc/{pid}/environ")]));
+    // pid 1 inside is our init: its root and environment stay out of reach.
+    assert_contained(&f.run(&p, &[&tool_s(), "read", "/proc/1/root/etc/hostname"]));
+    assert_contained(&f.run(&p, &[&tool_s(), "ptrace", "1"]));
+    assert!(
+        victim.try_wait().ok().flatten().is_none(),
+        "victim was killed from inside"
+    );
+    let _ = victim.kill();
+    let _ = victim.wait();
+}
+
+#[test]
+fn tiocsti_injection_is_denied() {
+    tier_a();
+    let f = Fixture::new();
+    let (mut master, mut s) = (0, 0);
+    // SAFETY: openpty fills two fds.
+    let r = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0);
+    // SAFETY: we own both fds.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(s)) };
+    let argv: Vec<std::ffi::OsString> = vec![tool().into(), "tiocsti".into()];
+    let mut cmd = toolgate_sandbox::command(&f.policy(), Path::new(HELPER), &argv, &f.ws)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdin = slave.try_clone().unwrap_or_else(|e| panic!("{e}"));
+    cmd.stdin(Stdio::from(stdin))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    assert_contained(&out);
+    // Nothing was injected into the terminal's input queue.
+    // SAFETY: non-blocking read on our master fd.
+    unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let mut buf = [0u8; 16];
+    let mut m = std::fs::File::from(master);
+    let n = m.read(&mut buf).unwrap_or(0);
+    assert!(!buf[..n].contains(&b'x'), "injected: {:?}", &buf[..n]);
+    drop(slave);
+}
+
+#[test]
+fn fork_bomb_is_capped() {
+    tier_a();
+    let f = Fixture::new();
+    let mut p = f.policy();
+    p.limits.processes = Some(64);
+    let out = f.run(&p, &[&tool_s(), "forkbomb", "400"]);
+    assert_contained(&out);
+}
+
+#[test]
+fn memory_beyond_limit_is_stopped() {
+    tier_a();
+    let f = Fixture::new();
+    let mut p = f.policy();
+    p.limits.memory_bytes = Some(128 << 20);
+    let out = f.run(&p, &[&tool_s(), "alloc", "1024"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(!s.contains("ESCAPED"), "{}", text(&out));
+    assert!(
+        s.contains("CONTAINED") || out.status.code() == Some(137),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn time_limit_kills_everything_and_leaves_no_survivors() {
+    tier_a();
+    let f = Fixture::new();
+    let mut p = f.policy();
+    p.limits.wall_time_ms = Some(800);
+    let marker = f.ws.join("daemon-survived");
+    let start = Instant::now();
+    let out = f.sh(
+        &p,
+        &format!("{} daemon {} ; sleep 30", tool_s(), marker.display()),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(i32::from(toolgate_sandbox::EXIT_TIMEOUT)),
+        "{}",
+        text(&out)
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(
+        !marker.exists(),
+        "a daemonized grandchild survived the sandbox"
+    );
+}
+
+#[test]
+fn command_exit_leaves_no_survivors() {
+    tier_a();
+    let f = Fixture::new();
+    let marker = f.ws.join("daemon-survived");
+    let out = f.run(
+        &f.policy(),
+        &[&tool_s(), "daemon", &marker.to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(
+        !marker.exists(),
+        "a setsid grandchild survived the command's exit"
+    );
+}
+
+#[test]
+fn cpu_limit_kills_a_spinner() {
+    tier_a();
+    let f = Fixture::new();
+    let mut p = f.policy();
+    p.limits.cpu_time_secs = Some(1);
+    let start = Instant::now();
+    let out = f.run(&p, &[&tool_s(), "spin"]);
+    let code = out.status.code().unwrap_or(0);
+    assert!(
+        code == 128 + libc::SIGXCPU || code == 128 + libc::SIGKILL,
+        "{}",
+        text(&out)
+    );
+    assert!(start.elapsed() < Duration::from_secs(6));
+}
+
+#[test]
+fn network_none_blocks_host_loopback_and_internet_but_keeps_local_loopback() {
+    tier_a();
+    let f = Fixture::new();
+    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = host
+        .local_addr()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string();
+    let p = f.policy();
+    assert_eq!(p.network.mode, NetworkMode::None);
+    assert_contained(&f.run(&p, &[&tool_s(), "tcp-connect", &addr]));
+    // UDP connect() sends nothing; it only asks for a route (TEST-NET-1 and a resolver).
+    assert_contained(&f.run(&p, &[&tool_s(), "udp-route", "192.0.2.1:53"]));
+    assert_contained(&f.run(&p, &[&tool_s(), "udp-route", "[2001:db8::1]:53"]));
+    let out = f.run(&p, &[&tool_s(), "loopback-server"]);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("pong"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn dns_exfiltration_has_no_route() {
+    tier_a();
+    let f = Fixture::new();
+    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let servers: Vec<String> = resolv
+        .lines()
+        .filter_map(|l| l.strip_prefix("nameserver"))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| s.parse::<std::net::Ipv4Addr>().is_ok())
+        .collect();
+    let p = f.policy();
+    for s in servers.iter().chain(["8.8.8.8".to_owned()].iter()) {
+        let target = format!("{s}:53");
+        let out = f.run(&p, &[&tool_s(), "udp-route", &target]);
+        if s.starts_with("127.") {
+            // Loopback inside is the sandbox's own, with nothing listening: a query gets no answer.
+            let out = f.sh(&p, "getent hosts exfil-secret.example.invalid; echo rc=$?");
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("rc=2"),
+                "{}",
+                text(&out)
+            );
+        } else {
+            assert_contained(&out);
+        }
+    }
+}
+
+#[test]
+fn dangerous_syscalls_are_denied() {
+    tier_a();
+    let f = Fixture::new();
+    assert_contained(&f.run(&f.policy(), &[&tool_s(), "syscalls"]));
+}
+
+/// A tiny HTTP server on host loopback answering every request with `body`.
+fn http_server(body: &'static str) -> (String, std::thread::JoinHandle<()>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = l.local_addr().unwrap_or_else(|e| panic!("{e}")).to_string();
+    let t = std::thread::spawn(move || {
+        l.set_nonblocking(false).ok();
+        for _ in 0..4 {
+            let Ok((mut s, _)) = l.accept() else { return };
+            let mut buf = [0u8; 2048];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (addr, t)
+}
+
+#[test]
+fn allowlist_proxy_allows_listed_domains_only() {
+    tier_a();
+    let f = Fixture::new();
+    let (addr, _server) = http_server("hello-from-allowed");
+    let port = addr.rsplit(':').next().unwrap_or("0").to_owned();
+    let sock = f.root.join("proxy.sock");
+    let decisions: Arc<Mutex<Vec<ProxyDecision>>> = Arc::default();
+    let d2 = decisions.clone();
+    let mut hosts = HashMap::new();
+    let ip: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| panic!("{e}"));
+    hosts.insert("allowed.test".to_owned(), vec![ip]);
+    hosts.insert("blocked.test".to_owned(), vec![ip]);
+    let proxy = Proxy::start_with_hosts(
+        &sock,
+        DomainRules::new(&["allowed.test".into()], &[]),
+        hosts,
+        move |d| d2.lock().map(|mut v| v.push(d.clone())).unwrap_or(()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = f.policy();
+    p.network.mode = NetworkMode::Allowlist;
+    p.network.proxy_socket = Some(proxy.socket_path().to_path_buf());
+    let out = f.run(
+        &p,
+        &[
+            &tool_s(),
+            "http-proxy",
+            &format!("http://allowed.test:{port}/"),
+        ],
+    );
+    let s = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        s.contains("200") && s.contains("hello-from-allowed"),
+        "{}",
+        text(&out)
+    );
+    let out = f.run(
+        &p,
+        &[
+            &tool_s(),
+            "http-proxy",
+            &format!("http://blocked.test:{port}/"),
+        ],
+    );
+    let s = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(s.contains("403") && !s.contains("hello"), "{}", text(&out));
+    // Direct connections (ignoring the proxy) have no route, DNS neither.
+    assert_contained(&f.run(&p, &[&tool_s(), "tcp-connect", &addr]));
+    assert_contained(&f.run(&p, &[&tool_s(), "udp-route", "192.0.2.1:53"]));
+    let d = decisions.lock().map(|v| v.clone()).unwrap_or_default();
+    assert!(
+        d.iter().any(|d| d.host == "allowed.test" && d.allowed),
+        "{d:?}"
+    );
+    assert!(
+        d.iter().any(|d| d.host == "blocked.test" && !d.allowed),
+        "{d:?}"
+    );
+    drop(proxy);
+}
+
+#[test]
+fn exit_status_and_signals_propagate() {
+    tier_a();
+    let f = Fixture::new();
+    assert_eq!(f.sh(&f.policy(), "exit 7").status.code(), Some(7));
+    assert_eq!(
+        f.sh(&f.policy(), "kill -TERM $$").status.code(),
+        Some(128 + 15)
+    );
+    assert_eq!(
+        f.run(&f.policy(), &["/nonexistent-binary"]).status.code(),
+        Some(127)
+    );
+    // SIGTERM to the helper reaches the command through pid 1.
+    let argv: Vec<std::ffi::OsString> = [
+        "sh",
+        "-c",
+        "trap 'echo got-term; exit 42' TERM; sleep 10 & wait",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    let mut cmd = toolgate_sandbox::command(&f.policy(), Path::new(HELPER), &argv, &f.ws)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(42), "{}", text(&out));
+}
+
+#[test]
+fn environment_is_allow_listed() {
+    tier_a();
+    let f = Fixture::new();
+    // The test process env is the harness env: secrets in it must not reach the command.
+    let out = f.sh(&f.policy(), "env");
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("PATH=") && s.contains("TMPDIR=/tmp"), "{s}");
+    assert!(
+        !s.contains("CARGO_PKG_") && !s.contains("CARGO_MANIFEST_DIR"),
+        "{s}"
+    );
+}
+
+/// Negative control: the same attempts without the sandbox do escape, so the assertions above
+/// can tell an escape from containment.
+#[test]
+fn negative_control_attempts_escape_without_sandbox() {
+    let f = Fixture::new();
+    let mut p = f.policy();
+    p.enabled = false;
+    let victim = f.outside.join("victim.txt");
+    let out = f.run(&p, &[&tool_s(), "write", &victim.to_string_lossy(), "x"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+        "{}",
+        text(&out)
+    );
+    let out = f.run(
+        &p,
+        &[
+            &tool_s(),
+            "read",
+            &f.home.join(".ssh/id_ed25519").to_string_lossy(),
+        ],
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+        "{}",
+        text(&out)
+    );
+    let host = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = host
+        .local_addr()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string();
+    let out = f.run(&p, &[&tool_s(), "tcp-connect", &addr]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+        "{}",
+        text(&out)
+    );
+    let out = f.run(&p, &[&tool_s(), "unshare-user"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+        "{}",
+        text(&out)
+    );
+}
