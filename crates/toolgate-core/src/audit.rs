@@ -3,31 +3,32 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::Value;
-use toolgate_audit::{AuditError, AuditLog, FsyncPolicy, Redactor};
+use toolgate_audit::{AuditError, AuditLog, FsyncPolicy};
 use toolgate_protocol::CallRecord;
 
 use crate::stages::AuditSink;
 
 /// An append-only, hash-chained audit log file. After a failed write, every later call is
 /// refused (`audit_unavailable`) rather than run unaudited.
+///
+/// The log redacts every record as a whole when it appends it (with the default rules
+/// unless opened with other [`toolgate_audit::AuditOptions`]), so this sink does not redact
+/// inputs a second time.
 pub struct FileAudit {
     log: AuditLog,
-    redactor: Redactor,
     failed: Mutex<Option<String>>,
 }
 
 impl FileAudit {
     /// Opens (or creates) the log with the default redaction rules.
     pub fn open(path: &Path, fsync: FsyncPolicy) -> Result<Self, AuditError> {
-        Ok(Self::with_redactor(AuditLog::open(path, fsync)?, Redactor::default()))
+        Ok(Self::new(AuditLog::open(path, fsync)?))
     }
 
-    /// Wraps an open log with the given redactor.
-    pub fn with_redactor(log: AuditLog, redactor: Redactor) -> Self {
+    /// Wraps an open log.
+    pub fn new(log: AuditLog) -> Self {
         Self {
             log,
-            redactor,
             failed: Mutex::new(None),
         }
     }
@@ -52,12 +53,6 @@ impl AuditSink for FileAudit {
             *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.clone());
             reason
         })
-    }
-
-    fn redact(&self, input: &Value) -> Value {
-        let mut value = input.clone();
-        self.redactor.redact(&mut value);
-        value
     }
 }
 
