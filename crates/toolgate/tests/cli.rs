@@ -129,6 +129,27 @@ fn exec_answers_every_line_in_order_and_survives_bad_ones() {
 }
 
 #[test]
+fn exec_audit_records_are_redacted() {
+    let ws = workspace();
+    let audit = ws.path().join("audit.jsonl");
+    let input = br#"{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"env.sh","content":"export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE"}}
+{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"notes.txt","api_key":"hunter2-hunter2"}}
+"#;
+    let out = exec(ws.path(), &["--audit", audit.to_str().unwrap()], input);
+    assert_eq!(lines(&out).len(), 2);
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(!log.contains("AKIAIOSFODNN7EXAMPLE"), "{log}");
+    assert!(!log.contains("hunter2-hunter2"), "{log}");
+    assert!(log.contains("[REDACTED"));
+    // The file itself got the real content: redaction is for the record only.
+    assert!(
+        std::fs::read_to_string(ws.path().join("env.sh"))
+            .unwrap()
+            .contains("AKIAIOSFODNN7EXAMPLE")
+    );
+}
+
+#[test]
 fn exec_openai_format() {
     let ws = workspace();
     let out = exec(
