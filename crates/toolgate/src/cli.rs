@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cmd::audit::AuditCmd;
+use crate::cmd::hook::HookArgs;
 use crate::cmd::sandbox::SandboxCmd;
 
 const EXAMPLES: &str = "\
@@ -20,6 +21,9 @@ Examples:
 
   # Check an audit log's hash chain
   toolgate audit verify .toolgate/audit.jsonl
+
+  # Guard Claude Code's shell commands (settings.json: hooks.PreToolUse, matcher \"Bash\")
+  toolgate hook
 
   # Run a command in the sandbox (read-only root, writable workspace, no network)
   toolgate sandbox run -- sh -c 'echo hi > out.txt; touch /etc/x'";
@@ -49,6 +53,8 @@ pub enum Command {
     /// Verify, tail and summarise audit logs.
     #[command(subcommand)]
     Audit(AuditCmd),
+    /// A Claude Code compatible PreToolUse hook: reads the hook JSON on stdin.
+    Hook(HookArgs),
     /// Show which sandbox layers work here; run a command in the sandbox.
     #[command(subcommand)]
     Sandbox(SandboxCmd),

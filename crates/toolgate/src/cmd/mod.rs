@@ -3,6 +3,7 @@
 pub mod audit;
 mod call;
 mod exec;
+pub mod hook;
 pub mod sandbox;
 mod tools;
 
@@ -21,6 +22,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tools(args) => tools::run(args),
         Command::Audit(cmd) => audit::run(cmd),
         Command::Sandbox(cmd) => sandbox::run(cmd),
+        Command::Hook(args) => hook::run(args),
     }
 }
 
