@@ -44,12 +44,24 @@ fn gate(dir: &std::path::Path, audit: bool) -> Gate {
             "additionalProperties": false
         }),
         output_schema: None,
-        annotations: ToolAnnotations { read_only: true, ..Default::default() },
+        annotations: ToolAnnotations {
+            read_only: true,
+            ..Default::default()
+        },
         concurrency: Concurrency::Shared,
-        timeout: TimeoutSpec { default_ms: 1000, max_ms: 1000 },
-        subject: Subject::Path { field: "file_path".into(), writes: false },
+        timeout: TimeoutSpec {
+            default_ms: 1000,
+            max_ms: 1000,
+        },
+        subject: Subject::Path {
+            field: "file_path".into(),
+            writes: false,
+        },
     };
-    let registry = Registry::builder().register(Noop(spec)).build().expect("registry");
+    let registry = Registry::builder()
+        .register(Noop(spec))
+        .build()
+        .expect("registry");
     let mut b = Gate::builder().workspace(dir).registry(registry);
     if audit {
         let sink = FileAudit::open(&dir.join("audit.jsonl"), FsyncPolicy::Never).expect("audit");
@@ -60,9 +72,15 @@ fn gate(dir: &std::path::Path, audit: bool) -> Gate {
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
     let call = ToolCall::new("toolu_1", "Noop", json!({"file_path": "/ws/src/main.rs"}));
-    for (name, audit) in [("gate_overhead/audited", true), ("gate_overhead/no_audit", false)] {
+    for (name, audit) in [
+        ("gate_overhead/audited", true),
+        ("gate_overhead/no_audit", false),
+    ] {
         let g = gate(dir.path(), audit);
         c.bench_function(name, |b| {
             b.iter(|| rt.block_on(g.execute(call.clone())));
