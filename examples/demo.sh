@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# toolgate's main job on a bundled example: an agent session of 20 tool calls (reads, a
+# toolgate's main job on a bundled example: an agent session of 23 tool calls (reads, a
 # search, a bug fix, a schema error, a path escape attempt, a malformed line, …) runs through
 # `toolgate exec` against a scratch copy of examples/workspace; then the audit log is
 # verified and summarised.

@@ -18,8 +18,8 @@ use crate::sandbox::{NoSandbox, SandboxStage};
 use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
 use crate::stages::{
-    AllowAll, AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest, HookStage,
-    NoAudit, NoConstraints, NoHooks, PolicyStage, Prompter,
+    AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest, HookStage, NoAudit,
+    NoConstraints, NoHooks, PolicyStage, Prompter, RiskFloor,
 };
 use crate::tool::{Prepared, ToolContext, ToolError};
 
@@ -102,7 +102,7 @@ impl Default for GateBuilder {
             registry: None,
             view: ViewOptions::default(),
             session: SessionOptions::default(),
-            policy: Arc::new(AllowAll),
+            policy: Arc::new(RiskFloor),
             prompter: Arc::new(DenyPrompter),
             hooks: Arc::new(NoHooks),
             constraints: Arc::new(NoConstraints),

@@ -9,8 +9,8 @@
 //! ```
 //!
 //! Policy, prompts, hooks, constraints, the sandbox and the audit sink are pluggable stages
-//! ([`stages`], [`sandbox`]); the gate works with defaults (allow-all policy, no hooks, no
-//! sandbox, no audit) so each capability can be configured on its own. Tools never check
+//! ([`stages`], [`sandbox`]); the gate works with defaults (the risk floor as policy, no hooks,
+//! no sandbox, no audit) so each capability can be configured on its own. Tools never check
 //! permissions: the gate does, before `run` is called.
 //!
 //! ```

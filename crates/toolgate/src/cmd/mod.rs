@@ -28,7 +28,11 @@ pub fn run(cli: Cli) -> ExitCode {
 
 /// The tools every session starts with.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default())
+    let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
+    tools.extend(toolgate_tools::shell::shell_tools(
+        &toolgate_tools::shell::ShellConfig::default(),
+    ));
+    tools
 }
 
 /// A multi-threaded runtime for the gate; shared tools in a batch run in parallel on it.
