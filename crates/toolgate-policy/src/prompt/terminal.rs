@@ -1,0 +1,133 @@
+//! The terminal prompter: allow once / allow always (showing the rules it would save) /
+//! deny, read from the controlling terminal.
+
+use std::io::{BufRead, BufReader, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use toolgate_protocol::Verdict;
+
+use super::{Answer, Offer, PolicyPrompter, resolve, summary};
+use crate::engine::{Engine, PolicyRequest};
+
+/// Invalid answers tolerated before the prompt counts as a refusal.
+const MAX_TRIES: usize = 3;
+
+type Io = (Box<dyn BufRead + Send>, Box<dyn Write + Send>);
+
+/// Asks on a terminal (by default `/dev/tty`, so it works while stdin and stdout carry
+/// protocol).
+pub struct TerminalPrompter {
+    engine: Arc<Engine>,
+    io: Arc<Mutex<Io>>,
+}
+
+impl std::fmt::Debug for TerminalPrompter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalPrompter").finish_non_exhaustive()
+    }
+}
+
+impl TerminalPrompter {
+    /// Opens `/dev/tty`.
+    pub fn open(engine: Arc<Engine>) -> std::io::Result<Self> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")?;
+        let reader = BufReader::new(tty.try_clone()?);
+        Ok(Self::with_io(engine, Box::new(reader), Box::new(tty)))
+    }
+
+    /// Uses the given reader and writer (tests, other terminals).
+    pub fn with_io(
+        engine: Arc<Engine>,
+        reader: Box<dyn BufRead + Send>,
+        writer: Box<dyn Write + Send>,
+    ) -> Self {
+        Self {
+            engine,
+            io: Arc::new(Mutex::new((reader, writer))),
+        }
+    }
+
+    /// The prompt text for a call.
+    pub fn render(req: &PolicyRequest<'_>, verdict: &Verdict, offer: &Offer) -> String {
+        let mut t = format!(
+            "\ntoolgate: {} wants to run\n  {}\n  why it asks: {} [{}",
+            req.tool,
+            summary(req),
+            verdict.reason,
+            crate::trace::layer_name(verdict.layer)
+        );
+        if let (Some(rule), Some(src)) = (&verdict.rule, &verdict.source) {
+            t.push_str(&format!(", rule {rule} from {src}"));
+        }
+        t.push_str("]\n  [y] allow once\n");
+        match &offer.rules {
+            Ok(rules) => t.push_str(&format!(
+                "  [a] allow always: saves {}{}\n",
+                rules.join(", "),
+                if offer.persist {
+                    " to .toolgate/settings.local.json"
+                } else {
+                    " for this session"
+                }
+            )),
+            Err(why) => t.push_str(&format!("  (allow always is not offered: {why})\n")),
+        }
+        t.push_str(
+            "  [n] deny (add a message for the agent after it: n use the test script instead)\n> ",
+        );
+        t
+    }
+}
+
+/// Reads one answer.
+fn read_answer(io: &mut Io, text: &str, always_offered: bool) -> Answer {
+    let (reader, writer) = io;
+    for _ in 0..MAX_TRIES {
+        if writer
+            .write_all(text.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
+            return Answer::Deny(None);
+        }
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return Answer::Deny(None),
+            Ok(_) => {}
+        }
+        let line = line.trim();
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match word.to_ascii_lowercase().as_str() {
+            "y" | "yes" | "once" => return Answer::AllowOnce,
+            "a" | "always" if always_offered => return Answer::AllowAlways,
+            "n" | "no" | "deny" => {
+                return Answer::Deny(Some(rest.trim().to_owned()).filter(|m| !m.is_empty()));
+            }
+            _ => {
+                let _ = writer.write_all(b"  please answer y, a or n\n");
+            }
+        }
+    }
+    Answer::Deny(None)
+}
+
+#[async_trait]
+impl PolicyPrompter for TerminalPrompter {
+    async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
+        let offer = Offer::for_call(&self.engine, req);
+        let text = Self::render(req, verdict, &offer);
+        let always = offer.rules.is_ok();
+        let io = Arc::clone(&self.io);
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut guard = io.lock().unwrap_or_else(PoisonError::into_inner);
+            read_answer(&mut guard, &text, always)
+        })
+        .await
+        .unwrap_or(Answer::Deny(None));
+        resolve(&self.engine, &offer, answer, verdict)
+    }
+}

@@ -1,0 +1,292 @@
+//! The call as the rules see it: the tool family, the subcommands in their allow and deny
+//! forms, the paths with their access, the hosts. Built once per decision from the request
+//! and its facts.
+
+use std::path::{Path, PathBuf};
+
+use toolgate_protocol::{Access, Subject};
+
+use crate::engine::PolicyRequest;
+use crate::floor::is_protected;
+use crate::rules::domain::url_host;
+use crate::rules::path::{absolutize, normalize};
+use crate::rules::split::split_command;
+use crate::rules::subcommand::Subcommand;
+use crate::rules::{READ_TOOLS, WRITE_TOOLS};
+
+/// Which matcher family a tool belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// A shell command (`Bash`, or any tool whose subject is a command).
+    Bash,
+    /// A file-reading tool (Read, Grep, Glob, …).
+    Read,
+    /// A file-writing tool (Edit, Write, MultiEdit, NotebookEdit, …).
+    Write,
+    /// A URL-fetching tool (WebFetch).
+    Fetch,
+    /// Anything else (MCP tools, Agent, …).
+    Other,
+}
+
+/// A path the call touches.
+#[derive(Debug, Clone)]
+pub(crate) struct PathEntry {
+    /// Absolute, normalised.
+    pub path: PathBuf,
+    /// How it is touched.
+    pub access: Access,
+    /// Inside the session's roots (facts and a lexical check must agree).
+    pub inside: bool,
+    /// A protected path (facts or toolgate's own list).
+    pub protected: bool,
+}
+
+/// The call, prepared for matching.
+#[derive(Debug)]
+pub(crate) struct View {
+    pub family: Family,
+    /// Lower-cased tool name, for deny/ask matching.
+    pub tool_lower: String,
+    /// The subject string (command, path, URL), if any.
+    pub subject: Option<String>,
+    /// Subcommands (analyzer's, or the fallback's when the analyzer's are missing).
+    pub subs: Vec<Subcommand>,
+    /// The fallback split of the raw text, matched by deny and ask rules as a cross-check.
+    pub cross: Vec<Subcommand>,
+    /// Paths with access.
+    pub paths: Vec<PathEntry>,
+    /// Hosts reached.
+    pub hosts: Vec<String>,
+    /// Why parts of the call could not be understood.
+    pub opaque: Vec<String>,
+    /// `analyzer`, `fallback splitter` or `none`.
+    pub shell_facts: &'static str,
+    /// The raw text shows an unsafe assignment or a privilege wrapper that the analyzer
+    /// normalised away: no allow rule and no read-only shortcut applies.
+    pub allow_blocked: Option<String>,
+}
+
+/// Paths that are writable by everyone and hold nothing: redirects to them are not writes.
+const NULL_SINKS: &[&str] = &[
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/fd/1",
+    "/dev/fd/2",
+];
+
+pub(crate) fn family(tool: &str, subject: &Subject) -> Family {
+    match subject {
+        Subject::Command { .. } => return Family::Bash,
+        Subject::Path { writes: true, .. } => return Family::Write,
+        Subject::Path { writes: false, .. } => return Family::Read,
+        Subject::Url { .. } => return Family::Fetch,
+        Subject::None => {}
+    }
+    if tool == "Bash" {
+        Family::Bash
+    } else if WRITE_TOOLS.contains(&tool) {
+        Family::Write
+    } else if READ_TOOLS.contains(&tool) {
+        Family::Read
+    } else if tool == "WebFetch" {
+        Family::Fetch
+    } else {
+        Family::Other
+    }
+}
+
+/// The input field holding a file tool's path when the spec does not say.
+fn default_path_field(tool: &str) -> &'static str {
+    match tool {
+        "NotebookEdit" | "NotebookRead" => "notebook_path",
+        "Glob" | "Grep" | "LS" => "path",
+        _ => "file_path",
+    }
+}
+
+impl View {
+    pub(crate) fn build(req: &PolicyRequest<'_>, home: Option<&Path>) -> Self {
+        let family = family(req.tool, req.subject);
+        let subject = req
+            .subject
+            .extract(req.input)
+            .or_else(|| match family {
+                Family::Bash => req.input.get("command").and_then(|v| v.as_str()),
+                Family::Read | Family::Write => req
+                    .input
+                    .get(default_path_field(req.tool))
+                    .and_then(|v| v.as_str()),
+                Family::Fetch => req.input.get("url").and_then(|v| v.as_str()),
+                Family::Other => None,
+            })
+            .map(str::to_owned)
+            .or_else(|| req.facts.subject.clone());
+        let mut view = View {
+            family,
+            tool_lower: req.tool.to_ascii_lowercase(),
+            subject,
+            subs: Vec::new(),
+            cross: Vec::new(),
+            paths: Vec::new(),
+            hosts: Vec::new(),
+            opaque: Vec::new(),
+            shell_facts: "none",
+            allow_blocked: None,
+        };
+        let inside = |p: &Path| req.roots.iter().any(|r| p.starts_with(r));
+        let add_path = |paths: &mut Vec<PathEntry>,
+                        path: PathBuf,
+                        access: Access,
+                        fact_inside: Option<bool>,
+                        fact_protected: bool| {
+            if NULL_SINKS.iter().any(|s| Path::new(s) == path)
+                || paths
+                    .iter()
+                    .any(|p: &PathEntry| p.path == path && p.access == access)
+            {
+                return;
+            }
+            let lexical_inside = inside(&path);
+            let entry = PathEntry {
+                inside: lexical_inside && fact_inside.unwrap_or(true),
+                protected: fact_protected || is_protected(&path),
+                path,
+                access,
+            };
+            paths.push(entry);
+        };
+        for f in &req.facts.paths {
+            let p = if f.path.is_absolute() {
+                normalize(&f.path)
+            } else {
+                absolutize(&f.path.to_string_lossy(), req.cwd, home)
+            };
+            add_path(
+                &mut view.paths,
+                p,
+                f.access,
+                Some(f.inside_roots),
+                f.protected,
+            );
+        }
+        match family {
+            Family::Bash => {
+                let raw = view.subject.clone().unwrap_or_default();
+                let split = split_command(&raw);
+                if req.facts.commands.is_empty() {
+                    view.shell_facts = "fallback splitter";
+                    view.subs = split
+                        .commands
+                        .into_iter()
+                        .map(Subcommand::from_argv)
+                        .collect();
+                    view.opaque = split.opaque;
+                    if view.subs.is_empty() && !raw.trim().is_empty() {
+                        view.opaque.push("no command could be extracted".into());
+                    }
+                } else {
+                    view.shell_facts = "analyzer";
+                    view.subs = req
+                        .facts
+                        .commands
+                        .iter()
+                        .map(|c| Subcommand::from_argv(c.argv.clone()))
+                        .collect();
+                    view.cross = split
+                        .commands
+                        .into_iter()
+                        .map(Subcommand::from_argv)
+                        .collect();
+                    view.allow_blocked = view.cross.iter().find_map(|c| c.allow_blocked.clone());
+                    if req.facts.opaque {
+                        view.opaque.push(
+                            "the shell analyzer could not resolve parts of the command".into(),
+                        );
+                    }
+                }
+                for (p, access) in split.paths {
+                    if p.contains('$') || p.contains('`') {
+                        continue;
+                    }
+                    let abs = absolutize(&p, req.cwd, home);
+                    add_path(&mut view.paths, abs, access, None, false);
+                }
+                for u in &req.facts.urls {
+                    if let Some(h) = url_host(u) {
+                        view.hosts.push(h);
+                    }
+                }
+            }
+            Family::Read | Family::Write => {
+                let access = if family == Family::Write {
+                    Access::Write
+                } else {
+                    Access::Read
+                };
+                let raw = view
+                    .subject
+                    .clone()
+                    .unwrap_or_else(|| req.cwd.to_string_lossy().into_owned());
+                let lexical = absolutize(&raw, req.cwd, home);
+                let had_facts = !view.paths.is_empty();
+                add_path(&mut view.paths, lexical.clone(), access, None, false);
+                if !had_facts {
+                    // No facts from the tool: resolve symlinks ourselves so that an allow rule
+                    // needs both the link and its target, and a deny catches either.
+                    view.shell_facts = "none";
+                    if let Ok(real) = std::fs::canonicalize(&lexical)
+                        && real != lexical
+                    {
+                        add_path(&mut view.paths, real, access, None, false);
+                    }
+                }
+            }
+            Family::Fetch => {
+                if let Some(h) = view.subject.as_deref().and_then(url_host) {
+                    view.hosts.push(h);
+                } else {
+                    view.opaque.push("the URL has no host".into());
+                }
+            }
+            Family::Other => {}
+        }
+        view
+    }
+
+    /// A bare Read (or Edit) of one path, for [`crate::Engine::path_rule`].
+    pub(crate) fn for_path(path: &Path, access: Access) -> Self {
+        View {
+            family: if access == Access::Read {
+                Family::Read
+            } else {
+                Family::Write
+            },
+            tool_lower: if access == Access::Read {
+                "read".into()
+            } else {
+                "edit".into()
+            },
+            subject: Some(path.to_string_lossy().into_owned()),
+            subs: Vec::new(),
+            cross: Vec::new(),
+            paths: vec![PathEntry {
+                path: normalize(path),
+                access,
+                inside: true,
+                protected: is_protected(path),
+            }],
+            hosts: Vec::new(),
+            opaque: Vec::new(),
+            shell_facts: "none",
+            allow_blocked: None,
+        }
+    }
+
+    /// Paths written or deleted.
+    pub(crate) fn writes(&self) -> impl Iterator<Item = &PathEntry> {
+        self.paths.iter().filter(|p| p.access != Access::Read)
+    }
+}

@@ -1,0 +1,654 @@
+//! "Allow always": what is proposed, what is saved, that it never widens, and the prompters
+//! that ask.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use toolgate_policy::approvals::persist;
+use toolgate_policy::prompt::{Answer, Offer, resolve};
+use toolgate_policy::settings::{self, LoadOptions, TrustStatus, TrustStore};
+use toolgate_policy::{
+    AutoReviewer, BuiltinClassifier, DenyAllPrompter, Engine, JsonLinesPrompter, PolicyPrompter,
+    PolicyRequest, TerminalPrompter, split_command,
+};
+use toolgate_protocol::{
+    Access, CallFacts, CommandFact, Decision, Finding, Layer, PathFact, PermissionMode, Risk,
+    Subject, Verdict,
+};
+
+fn facts(cmd: &str) -> CallFacts {
+    CallFacts {
+        commands: split_command(cmd)
+            .commands
+            .into_iter()
+            .map(|argv| CommandFact {
+                text: argv.join(" "),
+                argv,
+            })
+            .collect(),
+        ..CallFacts::default()
+    }
+}
+
+struct Call {
+    tool: String,
+    subject: Subject,
+    input: Value,
+    facts: CallFacts,
+    mode: PermissionMode,
+    root: PathBuf,
+}
+
+impl Call {
+    fn bash(cmd: &str, root: &Path) -> Self {
+        Call {
+            tool: "Bash".into(),
+            subject: Subject::Command {
+                field: "command".into(),
+            },
+            input: json!({"command": cmd}),
+            facts: facts(cmd),
+            mode: PermissionMode::Default,
+            root: root.to_path_buf(),
+        }
+    }
+    fn with<R>(&self, f: impl FnOnce(&PolicyRequest<'_>) -> R) -> R {
+        let roots = [self.root.as_path()];
+        let req = PolicyRequest {
+            tool: &self.tool,
+            subject: &self.subject,
+            annotations: Default::default(),
+            input: &self.input,
+            facts: &self.facts,
+            mode: self.mode,
+            hook: None,
+            cwd: &self.root,
+            roots: &roots,
+        };
+        f(&req)
+    }
+}
+
+fn engine(root: &Path, allow: &[&str]) -> Arc<Engine> {
+    let mut b = Engine::builder()
+        .cwd(root)
+        .home("/home/u")
+        .approvals_file(Some(root.join(".toolgate/settings.local.json")));
+    for a in allow {
+        b = b.allow(a);
+    }
+    Arc::new(b.build().unwrap())
+}
+
+#[test]
+fn suggestions_are_exact_one_per_uncovered_subcommand() {
+    let root = Path::new("/p");
+    let e = engine(root, &["Bash(npm test)"]);
+    let s = Call::bash(
+        "npm test && npm run build && ls && git push origin main",
+        root,
+    )
+    .with(|r| e.suggest(r));
+    assert_eq!(
+        s.unwrap(),
+        ["Bash(npm run build)", "Bash(git push origin main)"]
+    );
+    for (cmd, why) in [
+        ("python x.py", "never saves"),
+        ("npm test && bash -c 'make'", "never saves"),
+        ("sudo make install", "only be allowed once"),
+        ("LD_PRELOAD=/x make", "only be allowed once"),
+        ("rm *.o", "wildcard"),
+        ("a; b; c; d; e; f", "at most 5"),
+        ("make <<EOF", "not understood"),
+        ("npm test", "nothing left"),
+    ] {
+        let call = Call {
+            facts: if cmd.contains("<<") {
+                CallFacts::default()
+            } else {
+                facts(cmd)
+            },
+            ..Call::bash(cmd, root)
+        };
+        let err = call.with(|r| e.suggest(r)).unwrap_err();
+        assert!(err.contains(why), "{cmd}: {err}");
+    }
+    let fetch = Call {
+        tool: "WebFetch".into(),
+        subject: Subject::Url {
+            field: "url".into(),
+        },
+        input: json!({"url": "https://Docs.Rs/x"}),
+        facts: CallFacts::default(),
+        mode: PermissionMode::Default,
+        root: root.into(),
+    };
+    assert_eq!(
+        fetch.with(|r| e.suggest(r)).unwrap(),
+        ["WebFetch(domain:docs.rs)"]
+    );
+    let mcp = Call {
+        tool: "mcp__gh__get_issue".into(),
+        subject: Subject::None,
+        input: json!({}),
+        ..Call::bash("x", root)
+    };
+    assert_eq!(mcp.with(|r| e.suggest(r)).unwrap(), ["mcp__gh__get_issue"]);
+    let edit = Call {
+        tool: "Edit".into(),
+        subject: Subject::Path {
+            field: "file_path".into(),
+            writes: true,
+        },
+        input: json!({"file_path": "/p/src/a.rs"}),
+        facts: CallFacts {
+            paths: vec![PathFact {
+                path: "/p/src/a.rs".into(),
+                access: Access::Write,
+                inside_roots: true,
+                protected: false,
+            }],
+            ..CallFacts::default()
+        },
+        ..Call::bash("x", root)
+    };
+    assert_eq!(edit.with(|r| e.suggest(r)).unwrap(), ["Edit(//p/src/a.rs)"]);
+    assert!(
+        !edit.with(|r| Offer::for_call(&e, r)).persist,
+        "file edits are approved for the session only"
+    );
+    let agent = Call {
+        tool: "Agent".into(),
+        subject: Subject::None,
+        input: json!({"prompt": "x"}),
+        ..Call::bash("x", root)
+    };
+    assert!(agent.with(|r| e.suggest(r)).is_err());
+}
+
+#[test]
+fn allow_always_persists_atomically_and_never_widens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let local = root.join(".toolgate/settings.local.json");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(
+        &local,
+        r#"{"model": "x", "permissions": {"allow": ["Bash(make)"], "deny": ["Bash(rm *)"]}}"#,
+    )
+    .unwrap();
+    let e = engine(&root, &[]);
+    let call = Call::bash("npm run build && make", &root);
+    let rules = call.with(|r| e.suggest(r)).unwrap();
+    assert_eq!(rules, ["Bash(npm run build)", "Bash(make)"]);
+    e.remember(&rules, true).unwrap();
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    assert_eq!(saved["model"], "x");
+    assert_eq!(
+        saved["permissions"]["allow"],
+        json!(["Bash(make)", "Bash(npm run build)"])
+    );
+    assert_eq!(saved["permissions"]["deny"], json!(["Bash(rm *)"]));
+    // In force at once, and only for exactly what was approved.
+    let d = call.with(|r| e.decide(r));
+    assert_eq!(
+        (d.verdict.decision, d.verdict.source.as_deref()),
+        (Decision::Allow, Some("approved (allow always)"))
+    );
+    for wider in [
+        "npm run build --prod",
+        "npm run build && rm -rf x",
+        "npm run builder",
+        "sudo npm run build",
+    ] {
+        let d = Call::bash(wider, &root).with(|r| e.decide(r));
+        assert_ne!(d.verdict.decision, Decision::Allow, "{wider}");
+    }
+    // A broken local file is never overwritten.
+    std::fs::write(&local, "{ broken").unwrap();
+    assert!(persist(&local, &["Bash(x)".into()]).is_err());
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), "{ broken");
+    // Rules that do not parse are refused.
+    assert!(e.remember(&["Bash(oops".into()], false).is_err());
+}
+
+#[test]
+fn approvals_keep_a_trusted_project_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let project = root.join("p");
+    let config = root.join("cfg");
+    std::fs::create_dir_all(project.join(".toolgate")).unwrap();
+    std::fs::write(
+        project.join(".toolgate/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(make)"]}}"#,
+    )
+    .unwrap();
+    let store = TrustStore::new(&config);
+    store.trust(&project).unwrap();
+    let mut o = LoadOptions::from_env(&project);
+    o.config_dir = Some(config.clone());
+    o.managed_dir = root.join("none");
+    let s = settings::load(&o).unwrap();
+    assert!(s.trusted);
+    let e = s.engine_builder(None).build().unwrap();
+    e.remember(&["Bash(npm test)".into()], true).unwrap();
+    assert_eq!(store.status(&project).unwrap(), TrustStatus::Trusted);
+    let s = settings::load(&o).unwrap();
+    assert!(s.trusted);
+    assert!(
+        s.rules
+            .iter()
+            .any(|r| r.text == "Bash(npm test)" && r.active)
+    );
+}
+
+fn ask_verdict() -> Verdict {
+    Verdict::new(
+        Decision::Ask,
+        Layer::Default,
+        "no allow rule covers the subcommand `make`",
+    )
+}
+
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn terminal_prompter_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let e = engine(&root, &[]);
+    let call = Call::bash("make", &root);
+    for (input, want, saved) in [
+        ("y\n", Decision::Allow, false),
+        ("n use the script\n", Decision::Deny, false),
+        ("", Decision::Deny, false),
+        ("what\nhuh\n?\n", Decision::Deny, false),
+        ("a\n", Decision::Allow, true),
+    ] {
+        let sink = Sink::default();
+        let p = TerminalPrompter::with_io(
+            e.clone(),
+            Box::new(Cursor::new(input.as_bytes().to_vec())),
+            Box::new(sink.clone()),
+        );
+        let roots = [call.root.as_path()];
+        let req = PolicyRequest {
+            tool: "Bash",
+            subject: &call.subject,
+            annotations: Default::default(),
+            input: &call.input,
+            facts: &call.facts,
+            mode: call.mode,
+            hook: None,
+            cwd: &call.root,
+            roots: &roots,
+        };
+        let v = p.ask(&req, &ask_verdict()).await;
+        assert_eq!(
+            (v.decision, v.layer),
+            (want, Layer::User),
+            "{input:?}: {}",
+            v.reason
+        );
+        let shown = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert!(shown.contains("allow always: saves Bash(make)"), "{shown}");
+        if input.starts_with('n') {
+            assert!(v.reason.contains("use the script"));
+        }
+        assert_eq!(root.join(".toolgate/settings.local.json").exists(), saved);
+    }
+}
+
+#[tokio::test]
+async fn json_lines_prompter_round_trip_and_fails_closed() {
+    let root = PathBuf::from("/p");
+    let e = engine(&root, &[]);
+    let call = Call::bash("make", &root);
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let (our_r, our_w) = tokio::io::split(ours);
+    let (their_r, mut their_w) = tokio::io::split(theirs);
+    let p = JsonLinesPrompter::new(e.clone(), BufReader::new(our_r), our_w);
+    let ui = tokio::spawn(async move {
+        let mut lines = BufReader::new(their_r).lines();
+        let req: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(req["type"], "permission_request");
+        assert_eq!(req["tool"], "Bash");
+        assert_eq!(req["suggestions"], json!(["Bash(make)"]));
+        let id = req["id"].as_str().unwrap().to_owned();
+        their_w
+            .write_all(b"{\"id\":\"other\",\"decision\":\"allow\"}\n")
+            .await
+            .unwrap();
+        their_w
+            .write_all(
+                format!("{{\"id\":\"{id}\",\"decision\":\"deny\",\"message\":\"not now\"}}\n")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let req2: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let id2 = req2["id"].as_str().unwrap().to_owned();
+        their_w
+            .write_all(format!("{{\"id\":\"{id2}\",\"decision\":\"allow\"}}\n").as_bytes())
+            .await
+            .unwrap();
+        let _third = lines.next_line().await;
+        // never answers the third
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    });
+    let roots = [root.as_path()];
+    let req = PolicyRequest {
+        tool: "Bash",
+        subject: &call.subject,
+        annotations: Default::default(),
+        input: &call.input,
+        facts: &call.facts,
+        mode: call.mode,
+        hook: None,
+        cwd: &root,
+        roots: &roots,
+    };
+    let v = p.ask(&req, &ask_verdict()).await;
+    assert_eq!(v.decision, Decision::Deny);
+    assert!(v.reason.contains("not now"));
+    assert_eq!(p.ask(&req, &ask_verdict()).await.decision, Decision::Allow);
+    let p = p.with_timeout(std::time::Duration::from_millis(100));
+    let v = p.ask(&req, &ask_verdict()).await;
+    assert_eq!(v.decision, Decision::Deny);
+    assert!(v.reason.contains("no answer within"), "{}", v.reason);
+    ui.abort();
+}
+
+#[tokio::test]
+async fn deny_all_and_resolve() {
+    let root = PathBuf::from("/p");
+    let e = engine(&root, &[]);
+    let call = Call::bash("make", &root);
+    let roots = [root.as_path()];
+    let req = PolicyRequest {
+        tool: "Bash",
+        subject: &call.subject,
+        annotations: Default::default(),
+        input: &call.input,
+        facts: &call.facts,
+        mode: call.mode,
+        hook: None,
+        cwd: &root,
+        roots: &roots,
+    };
+    let v = DenyAllPrompter.ask(&req, &ask_verdict()).await;
+    assert_eq!((v.decision, v.layer), (Decision::Deny, Layer::User));
+    let offer = Offer {
+        rules: Err("no".into()),
+        persist: true,
+    };
+    let v = resolve(&e, &offer, Answer::AllowAlways, &ask_verdict());
+    assert_eq!(v.decision, Decision::Allow);
+    assert!(v.reason.contains("approved once"));
+}
+
+/// Counts how often the fallback was asked.
+#[derive(Default)]
+struct Counting(Mutex<u32>);
+#[async_trait::async_trait]
+impl PolicyPrompter for Counting {
+    async fn ask(&self, _req: &PolicyRequest<'_>, _v: &Verdict) -> Verdict {
+        *self.0.lock().unwrap() += 1;
+        Verdict::new(Decision::Deny, Layer::User, "fallback")
+    }
+}
+
+async fn run(r: &AutoReviewer<Counting>, c: &Call, mode: PermissionMode, ask: &Verdict) -> Verdict {
+    let roots = [c.root.as_path()];
+    let req = PolicyRequest {
+        tool: "Bash",
+        subject: &c.subject,
+        annotations: Default::default(),
+        input: &c.input,
+        facts: &c.facts,
+        mode,
+        hook: None,
+        cwd: &c.root,
+        roots: &roots,
+    };
+    r.ask(&req, ask).await
+}
+
+#[tokio::test]
+async fn auto_mode_classifier_and_fallback_after_blocks() {
+    let root = PathBuf::from("/p");
+    let reviewer = AutoReviewer::new(Arc::new(BuiltinClassifier), Counting::default());
+    reviewer.set_task(Some("fix the tests".into()));
+    let roots = [root.as_path()];
+    let safe = Call::bash("npm test", &root);
+    let mut risky = Call::bash("curl x | sh", &root);
+    risky.facts.findings.push(Finding {
+        risk: Risk::High,
+        category: "remote_code_execution".into(),
+        reason: "pipes a download into a shell".into(),
+    });
+    let ask = ask_verdict();
+    let v = run(&reviewer, &safe, PermissionMode::Auto, &ask).await;
+    assert_eq!(
+        (v.decision, v.layer),
+        (Decision::Allow, Layer::Mode),
+        "{}",
+        v.reason
+    );
+    // Outside auto mode the classifier is not consulted.
+    assert_eq!(
+        run(&reviewer, &safe, PermissionMode::Default, &ask)
+            .await
+            .reason,
+        "fallback"
+    );
+    for i in 1..=3 {
+        let v = run(&reviewer, &risky, PermissionMode::Auto, &ask).await;
+        assert_eq!(v.decision, Decision::Deny);
+        assert!(v.reason.contains("classifier blocked"), "{i}: {}", v.reason);
+    }
+    assert!(reviewer.fell_back());
+    assert_eq!(
+        run(&reviewer, &safe, PermissionMode::Auto, &ask)
+            .await
+            .reason,
+        "fallback"
+    );
+    // Ask rules always go to a person.
+    let rule_ask = Verdict::new(Decision::Ask, Layer::Rule, "ask rule");
+    let fresh = AutoReviewer::new(Arc::new(BuiltinClassifier), Counting::default());
+    let req = PolicyRequest {
+        tool: "Bash",
+        subject: &safe.subject,
+        annotations: Default::default(),
+        input: &safe.input,
+        facts: &safe.facts,
+        mode: PermissionMode::Auto,
+        hook: None,
+        cwd: &root,
+        roots: &roots,
+    };
+    assert_eq!(fresh.ask(&req, &rule_ask).await.reason, "fallback");
+}
+
+#[tokio::test]
+async fn auto_mode_total_block_limit() {
+    let root = PathBuf::from("/p");
+    let reviewer = AutoReviewer::new(Arc::new(BuiltinClassifier), Counting::default());
+    let roots = [root.as_path()];
+    let safe = Call::bash("npm test", &root);
+    let mut risky = Call::bash("x", &root);
+    risky.facts.opaque = true;
+    let ask = ask_verdict();
+    for _ in 0..20 {
+        assert!(!reviewer.fell_back());
+        for c in [&risky, &safe] {
+            let req = PolicyRequest {
+                tool: "Bash",
+                subject: &c.subject,
+                annotations: Default::default(),
+                input: &c.input,
+                facts: &c.facts,
+                mode: PermissionMode::Auto,
+                hook: None,
+                cwd: &root,
+                roots: &roots,
+            };
+            reviewer.ask(&req, &ask).await;
+        }
+    }
+    assert!(reviewer.fell_back());
+}
+
+mod model_classifier {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use toolgate_policy::classifier::{ClassifierKind, ClassifierVerdict};
+    use toolgate_policy::{ClassifierConfig, ClassifierInput, classifier_from};
+
+    /// A one-shot HTTP stub on 127.0.0.1 that answers with `reply` after `delay`, and
+    /// hands back the request it saw.
+    async fn stub(reply: String, delay_ms: u64) -> (String, tokio::task::JoinHandle<String>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let h = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 65536];
+            let mut got = Vec::new();
+            loop {
+                let n = s.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got).to_string();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= len {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            let _ = s.write_all(reply.as_bytes()).await;
+            String::from_utf8_lossy(&got).to_string()
+        });
+        (format!("http://{addr}"), h)
+    }
+
+    fn http(status: &str, body: &str) -> String {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    async fn classify(
+        kind: ClassifierKind,
+        endpoint: String,
+        timeout_ms: u64,
+    ) -> ClassifierVerdict {
+        let config = ClassifierConfig {
+            kind,
+            endpoint: Some(endpoint),
+            model: Some("m".into()),
+            api_key_env: Some("TOOLGATE_TEST_NO_SUCH_KEY".into()),
+            timeout_ms: Some(timeout_ms),
+        };
+        let c = classifier_from(Some(&config));
+        let facts = facts("npm test");
+        let input = json!({"command": "npm test"});
+        let roots = [Path::new("/p")];
+        c.classify(&ClassifierInput {
+            tool: "Bash",
+            input: &input,
+            facts: &facts,
+            annotations: Default::default(),
+            task: Some("fix the tests"),
+            roots: &roots,
+        })
+        .await
+    }
+
+    #[tokio::test]
+    async fn anthropic_allow_and_request_shape() {
+        let body = r#"{"content":[{"type":"text","text":"{\"decision\":\"allow\",\"reason\":\"runs the tests\"}"}]}"#;
+        let (url, h) = stub(http("200 OK", body), 0).await;
+        let v = classify(ClassifierKind::Anthropic, url, 2000).await;
+        assert!(v.allow, "{}", v.reason);
+        let req = h.await.unwrap();
+        assert!(req.starts_with("POST /v1/messages HTTP/1.1"), "{req}");
+        assert!(
+            req.contains("anthropic-version: 2023-06-01")
+                && req.contains("fix the tests")
+                && req.contains("npm test")
+        );
+    }
+
+    #[tokio::test]
+    async fn openai_block() {
+        let body = r#"{"choices":[{"message":{"content":"{\"decision\":\"block\",\"reason\":\"unrelated\"}"}}]}"#;
+        let (url, h) = stub(http("200 OK", body), 0).await;
+        let v = classify(ClassifierKind::Openai, format!("{url}/v1"), 2000).await;
+        assert!(!v.allow && v.reason == "unrelated");
+        assert!(h.await.unwrap().starts_with("POST /v1/chat/completions"));
+    }
+
+    #[tokio::test]
+    async fn fails_closed() {
+        let (url, _h) = stub(http("200 OK", "{}"), 2000).await;
+        let v = classify(ClassifierKind::Anthropic, url, 100).await;
+        assert!(
+            !v.allow && v.reason.contains("did not answer within"),
+            "{}",
+            v.reason
+        );
+        let (url, _h) = stub(http("500 Internal Server Error", "{\"error\":1}"), 0).await;
+        assert!(!classify(ClassifierKind::Anthropic, url, 2000).await.allow);
+        let (url, _h) = stub(
+            http(
+                "200 OK",
+                r#"{"content":[{"type":"text","text":"I think it is fine"}]}"#,
+            ),
+            0,
+        )
+        .await;
+        assert!(!classify(ClassifierKind::Anthropic, url, 2000).await.allow);
+        assert!(
+            !classify(ClassifierKind::Anthropic, "http://127.0.0.1:1".into(), 2000)
+                .await
+                .allow
+        );
+        assert!(
+            !classify(
+                ClassifierKind::Anthropic,
+                "https://api.anthropic.com".into(),
+                2000
+            )
+            .await
+            .allow
+        );
+    }
+}
