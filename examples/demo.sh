@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# toolgate's main job on a bundled example: an agent session of 23 tool calls (reads, a
+# toolgate's main job on a bundled example: an agent session of 25 tool calls in acceptEdits mode (reads, a
 # search, a bug fix, a schema error, a path escape attempt, a malformed line, …) runs through
 # `toolgate exec` against a scratch copy of examples/workspace; then the audit log is
 # verified and summarised.
@@ -13,7 +13,7 @@ trap 'rm -rf "$scratch"' EXIT
 cp -R "$here/workspace" "$scratch/workspace"
 
 echo "== toolgate exec: $(wc -l < "$here/session.jsonl") lines from examples/session.jsonl"
-"$bin" exec --workspace "$scratch/workspace" --audit "$scratch/audit.jsonl" --session-id demo \
+"$bin" exec --workspace "$scratch/workspace" --mode acceptEdits --audit "$scratch/audit.jsonl" --session-id demo \
   < "$here/session.jsonl" > "$scratch/results.jsonl"
 
 python3 - "$scratch/results.jsonl" <<'PY'

@@ -10,10 +10,10 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 use toolgate_protocol::{
     CallError, CallFacts, CallRecord, CallResult, Concurrency, Decision, ErrorCode, Layer, Stage,
-    StageRecord, StageStatus, ToolCall, ToolOutput, Verdict,
+    StageRecord, StageStatus, ToolCall, ToolOutput, ToolSpec, Verdict,
 };
 
-use crate::registry::{Lookup, Registry, RegistryError, View, ViewOptions};
+use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
 use crate::sandbox::{NoSandbox, SandboxStage};
 use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
@@ -384,52 +384,17 @@ impl Gate {
         };
 
         // 1 resolve
-        let entry = match self.view.lookup(&call.name) {
-            Lookup::Found(entry) => Arc::clone(entry),
-            Lookup::Deferred => {
-                let err = CallError::new(
-                    ErrorCode::ToolNotLoaded,
-                    Stage::Resolve,
-                    format!(
-                        "`{}` is deferred: load its definition with ToolSearch (query \"select:{}\") before calling it",
-                        call.name, call.name
-                    ),
-                );
+        let entry = match self.resolve(&call.name) {
+            Ok(entry) => entry,
+            Err(failure) => {
+                let (err, verdict) = *failure;
                 flight.stage(
                     Stage::Resolve,
                     StageStatus::Fail,
-                    None,
+                    verdict.clone(),
                     Some(err.message.clone()),
                 );
-                return finish(Err(err), None, Vec::new());
-            }
-            Lookup::Hidden(hidden) => {
-                let verdict = Verdict::new(Decision::Deny, hidden.layer, hidden.reason.clone());
-                let err = CallError::new(ErrorCode::Denied, Stage::Resolve, hidden.reason.clone())
-                    .with_layer(hidden.layer);
-                flight.stage(
-                    Stage::Resolve,
-                    StageStatus::Fail,
-                    Some(verdict.clone()),
-                    None,
-                );
-                return finish(Err(err), Some(verdict), Vec::new());
-            }
-            Lookup::Unknown(near) => {
-                let mut message = format!("no tool named `{}` in this session", call.name);
-                if !near.is_empty() {
-                    message.push_str(&format!("; did you mean {}?", quote_list(&near)));
-                }
-                message.push_str(" (tool names are case-sensitive)");
-                let err = CallError::new(ErrorCode::UnknownTool, Stage::Resolve, message)
-                    .with_details(json!({ "near": near }));
-                flight.stage(
-                    Stage::Resolve,
-                    StageStatus::Fail,
-                    None,
-                    Some(err.message.clone()),
-                );
-                return finish(Err(err), None, Vec::new());
+                return finish(Err(err), verdict, Vec::new());
             }
         };
         flight.stage(Stage::Resolve, StageStatus::Pass, None, None);
@@ -440,10 +405,11 @@ impl Gate {
 
         // 2–4, and again after a hook rewrites the input.
         let mut input = call.input.clone();
-        let (mut prepared, mut facts) = match self.admit_input(&entry, &input, &ctx, flight) {
-            Ok(p) => p,
-            Err(err) => return finish(Err(err), None, Vec::new()),
-        };
+        let (mut prepared, mut facts) =
+            match self.admit_input(&entry, &input, &ctx, &mut flight.record) {
+                Ok(p) => p,
+                Err(err) => return finish(Err(err), None, Vec::new()),
+            };
 
         // 5 PreToolUse hooks
         let hook_input = prepared.normalized.clone().unwrap_or_else(|| input.clone());
@@ -467,7 +433,7 @@ impl Gate {
                 Some("a hook replaced the input; validating it again".into()),
             );
             input = updated;
-            match self.admit_input(&entry, &input, &ctx, flight) {
+            match self.admit_input(&entry, &input, &ctx, &mut flight.record) {
                 Ok((p, f)) => {
                     prepared = p;
                     facts = f;
@@ -673,19 +639,69 @@ impl Gate {
         }
     }
 
+    /// Stage 1: the tool, or the error (and, for a tool policy hid, the verdict).
+    fn resolve(&self, name: &str) -> Result<Arc<Entry>, Box<(CallError, Option<Verdict>)>> {
+        match self.view.lookup(name) {
+            Lookup::Found(entry) => Ok(Arc::clone(entry)),
+            Lookup::Deferred => Err(Box::new((
+                CallError::new(
+                    ErrorCode::ToolNotLoaded,
+                    Stage::Resolve,
+                    format!(
+                        "`{name}` is deferred: load its definition with ToolSearch (query \"select:{name}\") before calling it"
+                    ),
+                ),
+                None,
+            ))),
+            Lookup::Hidden(hidden) => {
+                let verdict = Verdict::new(Decision::Deny, hidden.layer, hidden.reason.clone());
+                let err = CallError::new(ErrorCode::Denied, Stage::Resolve, hidden.reason.clone())
+                    .with_layer(hidden.layer);
+                Err(Box::new((err, Some(verdict))))
+            }
+            Lookup::Unknown(near) => {
+                let mut message = format!("no tool named `{name}` in this session");
+                if !near.is_empty() {
+                    message.push_str(&format!("; did you mean {}?", quote_list(&near)));
+                }
+                message.push_str(" (tool names are case-sensitive)");
+                let err = CallError::new(ErrorCode::UnknownTool, Stage::Resolve, message)
+                    .with_details(json!({ "near": near }));
+                Err(Box::new((err, None)))
+            }
+        }
+    }
+
+    /// Stages 1–4 without running or recording anything: the tool's spec, the input as
+    /// hooks and policy see it, and the facts. For `toolgate check` and dry runs.
+    pub fn analyze(&self, call: &ToolCall) -> Result<Analyzed, CallError> {
+        let entry = self.resolve(&call.name).map_err(|failure| failure.0)?;
+        let spec = entry.spec().clone();
+        let timeout = Duration::from_millis(spec.timeout.clamp(None));
+        let cancel = CancellationToken::new();
+        let ctx = self.context(&call.id, &cancel, timeout);
+        let mut scratch = Flight::record_for(&self.session, call, Value::Null);
+        let (prepared, facts) = self.admit_input(&entry, &call.input, &ctx, &mut scratch)?;
+        Ok(Analyzed {
+            input: prepared.normalized.unwrap_or_else(|| call.input.clone()),
+            spec,
+            facts,
+        })
+    }
+
     /// Stages 2–4 for one input.
     fn admit_input(
         &self,
-        entry: &Arc<crate::registry::Entry>,
+        entry: &Arc<Entry>,
         input: &Value,
         ctx: &ToolContext,
-        flight: &mut Flight,
+        record: &mut CallRecord,
     ) -> Result<(Prepared, CallFacts), CallError> {
         // 2 schema
         let size = serde_json::to_vec(input)
             .map(|v| v.len())
             .unwrap_or(usize::MAX);
-        flight.record.input_bytes = size as u64;
+        record.input_bytes = size as u64;
         if size > self.shared.limits.max_input_bytes {
             let err = CallError::new(
                 ErrorCode::InvalidInput,
@@ -695,7 +711,8 @@ impl Gate {
                     self.shared.limits.max_input_bytes
                 ),
             );
-            flight.stage(
+            push_stage(
+                record,
                 Stage::Schema,
                 StageStatus::Fail,
                 None,
@@ -726,7 +743,8 @@ impl Gate {
                 ),
             )
             .with_details(json!({ "violations": violations }));
-            flight.stage(
+            push_stage(
+                record,
                 Stage::Schema,
                 StageStatus::Fail,
                 None,
@@ -734,17 +752,17 @@ impl Gate {
             );
             return Err(err);
         }
-        flight.stage(Stage::Schema, StageStatus::Pass, None, None);
+        push_stage(record, Stage::Schema, StageStatus::Pass, None, None);
 
         // 3 validate + 4 analyze
         match entry.tool().prepare(input, ctx) {
             Ok(prepared) => {
-                flight.stage(Stage::Validate, StageStatus::Pass, None, None);
+                push_stage(record, Stage::Validate, StageStatus::Pass, None, None);
                 let facts = prepared.facts.clone();
                 let note = facts
                     .max_risk()
                     .map(|r| format!("risk {}", json!(r).as_str().unwrap_or("")));
-                flight.stage(Stage::Analyze, StageStatus::Pass, None, note);
+                push_stage(record, Stage::Analyze, StageStatus::Pass, None, note);
                 Ok((prepared, facts))
             }
             Err(e) => {
@@ -753,7 +771,8 @@ impl Gate {
                     ref other => other.code(),
                 };
                 let err = CallError::new(code, Stage::Validate, e.to_string());
-                flight.stage(
+                push_stage(
+                    record,
                     Stage::Validate,
                     StageStatus::Fail,
                     None,
@@ -766,7 +785,7 @@ impl Gate {
 }
 
 async fn run_tool(
-    entry: &Arc<crate::registry::Entry>,
+    entry: &Arc<Entry>,
     prepared: Prepared,
     ctx: ToolContext,
     cancel: &CancellationToken,
@@ -794,6 +813,32 @@ async fn run_tool(
     }
 }
 
+fn push_stage(
+    record: &mut CallRecord,
+    stage: Stage,
+    status: StageStatus,
+    verdict: Option<Verdict>,
+    note: Option<String>,
+) {
+    record.stages.push(StageRecord {
+        stage,
+        status,
+        verdict,
+        note,
+    });
+}
+
+/// Stages 1–4 of a call that was not run (see [`Gate::analyze`]).
+#[derive(Debug, Clone)]
+pub struct Analyzed {
+    /// The tool's spec.
+    pub spec: ToolSpec,
+    /// The input as hooks and policy see it (paths absolute).
+    pub input: Value,
+    /// The facts stage 4 gathered.
+    pub facts: CallFacts,
+}
+
 fn quote_list(names: &[String]) -> String {
     names
         .iter()
@@ -813,14 +858,25 @@ struct Flight {
 
 impl Flight {
     fn new(shared: &Arc<Shared>, session: &Session, call: &ToolCall) -> Self {
-        let record = CallRecord {
+        let record = Self::record_for(session, call, shared.audit.redact(&call.input));
+        Self {
+            audit: Arc::clone(&shared.audit),
+            record,
+            started: Instant::now(),
+            done: false,
+        }
+    }
+
+    /// A call's record before any stage ran.
+    fn record_for(session: &Session, call: &ToolCall, input: Value) -> CallRecord {
+        CallRecord {
             kind: "call".into(),
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             session_id: session.id().to_owned(),
             call_id: call.id.clone(),
             client: session.client().map(str::to_owned),
             tool: call.name.clone(),
-            input: shared.audit.redact(&call.input),
+            input,
             stages: Vec::new(),
             hooks: Vec::new(),
             verdict: None,
@@ -829,12 +885,6 @@ impl Flight {
             duration_us: 0,
             input_bytes: 0,
             output_bytes: 0,
-        };
-        Self {
-            audit: Arc::clone(&shared.audit),
-            record,
-            started: Instant::now(),
-            done: false,
         }
     }
 
@@ -845,12 +895,7 @@ impl Flight {
         verdict: Option<Verdict>,
         note: Option<String>,
     ) {
-        self.record.stages.push(StageRecord {
-            stage,
-            status,
-            verdict,
-            note,
-        });
+        push_stage(&mut self.record, stage, status, verdict, note);
     }
 
     fn finish(&mut self, result: &CallResult) {

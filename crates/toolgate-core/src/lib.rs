@@ -57,6 +57,7 @@
 
 pub mod audit;
 mod gate;
+pub mod policy;
 pub mod registry;
 pub mod sandbox;
 pub mod session;
@@ -64,7 +65,9 @@ mod shape;
 pub mod stages;
 mod tool;
 
-pub use gate::{BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE};
+pub use gate::{
+    Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
+};
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;

@@ -5,8 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cmd::audit::AuditCmd;
+use crate::cmd::check::CheckArgs;
+use crate::cmd::config::{ConfigArgs, PolicyArgs};
 use crate::cmd::hook::HookArgs;
 use crate::cmd::sandbox::SandboxCmd;
+use crate::cmd::trust::TrustArgs;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -50,6 +53,12 @@ pub enum Command {
     Call(CallArgs),
     /// Print the tool definitions of a session's view.
     Tools(ToolsArgs),
+    /// The decision for a call, without running it, and why.
+    Check(CheckArgs),
+    /// The effective settings, each rule with its source.
+    Config(ConfigArgs),
+    /// Trust a workspace: its allow rules, additional directories and hooks then apply.
+    Trust(TrustArgs),
     /// Verify, tail and summarise audit logs.
     #[command(subcommand)]
     Audit(AuditCmd),
@@ -71,9 +80,10 @@ pub struct SessionArgs {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dirs: Vec<PathBuf>,
 
-    /// Permission mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions.
-    #[arg(long, default_value = "default")]
-    pub mode: String,
+    /// Permission mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions
+    /// (overrides the settings' defaultMode).
+    #[arg(long)]
+    pub mode: Option<String>,
 
     /// Only the simple tool set (Bash, Read, Edit).
     #[arg(long)]
@@ -94,6 +104,10 @@ pub struct SessionArgs {
     /// Session id recorded in the audit log (default: a random UUID).
     #[arg(long)]
     pub session_id: Option<String>,
+
+    /// Settings and rules.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 /// Where audit records go.

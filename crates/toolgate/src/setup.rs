@@ -1,17 +1,27 @@
-//! Builds a gate from command-line arguments.
+//! Builds a gate from command-line arguments and the settings files.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 
 use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
+use toolgate_core::policy::{EngineConstraints, EnginePolicy, EnginePrompter};
 use toolgate_core::registry::RegistryError;
+use toolgate_core::sandbox::LinuxSandbox;
 use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, ViewOptions};
+use toolgate_policy::{
+    AutoReviewer, DenyAllPrompter, Engine, PolicyError, PolicyPrompter, RuleKind, TerminalPrompter,
+    classifier_from,
+};
 use toolgate_protocol::PermissionMode;
+use toolgate_sandbox::{PolicyContext, SandboxError, SandboxPolicy};
 
 use crate::cli::{AuditArgs, SessionArgs};
+use crate::cmd::config::Loaded;
 
-/// A setup problem: bad arguments or an unusable workspace. Reported with exit code 64.
+/// A setup problem: bad arguments, broken settings or an unusable workspace. Reported with
+/// exit code 64, before anything runs.
 #[derive(Debug, Error)]
 pub enum SetupError {
     /// Unknown mode name.
@@ -20,12 +30,38 @@ pub enum SetupError {
     /// Bad fsync policy name.
     #[error("--fsync: {0}")]
     Fsync(String),
+    /// Settings could not be loaded or compiled.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The sandbox settings are invalid.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
     /// The registry, snapshot or view could not be built.
     #[error(transparent)]
     Registry(#[from] RegistryError),
     /// The gate could not be built.
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// The path of this executable (the sandbox helper) is unknown.
+    #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
+    Exe(std::io::Error),
+}
+
+/// Who answers an "ask".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prompting {
+    /// Nobody: asks are denied with a reason (exec, pipes, CI).
+    Deny,
+    /// The user at the controlling terminal.
+    Terminal,
+}
+
+/// A gate and the engine deciding its calls.
+pub struct Built {
+    /// The gate.
+    pub gate: Gate,
+    /// The permission engine (for `check`'s trace).
+    pub engine: Arc<Engine>,
 }
 
 /// The registry of built-in tools, pinned to a snapshot if one is given.
@@ -51,36 +87,124 @@ pub fn view_options(args: &SessionArgs, mode: PermissionMode) -> ViewOptions {
     }
 }
 
-/// Builds the gate for `exec` and `call`. An audit log that cannot be opened does not stop
-/// the gate from starting: every call is refused with `audit_unavailable` instead, so the
-/// caller learns why and nothing runs unaudited.
-pub fn gate(session: &SessionArgs, audit: Option<&AuditArgs>) -> Result<Gate, SetupError> {
-    let mode = PermissionMode::from_str(&session.mode)?;
+/// Loads the settings for a session (all sources, merged; see docs/permissions.md).
+pub fn load(session: &SessionArgs) -> Result<Loaded, SetupError> {
+    if let Some(mode) = &session.mode {
+        PermissionMode::from_str(mode)?;
+    }
+    let opts = session.policy.load_options(
+        &session.workspace,
+        &session.add_dirs,
+        session.mode.as_deref(),
+    );
+    Ok(session.policy.load(&opts)?)
+}
+
+/// Builds the gate for `exec`, `call` and `check`. An audit log that cannot be opened does
+/// not stop the gate from starting: every call is refused with `audit_unavailable` instead,
+/// so the caller learns why and nothing runs unaudited.
+pub fn gate(
+    session: &SessionArgs,
+    audit: Option<&AuditArgs>,
+    prompting: Prompting,
+) -> Result<Built, SetupError> {
+    let Loaded {
+        settings,
+        profile,
+        mode,
+        engine,
+    } = load(session)?;
+    let engine = Arc::new(engine);
     let registry = registry(session.tools_snapshot.as_deref())?;
+    let mut view = view_options(session, mode);
+    // Bare-name deny rules and a profile's tool list remove tools from the view.
+    for entry in registry.entries() {
+        let name = &entry.spec().name;
+        if engine.removes_tool(name).is_some() {
+            view.deny.push(name.clone());
+        }
+    }
+    let scope = profile
+        .as_ref()
+        .map_or_else(|| "cli".to_owned(), |p| p.name.clone());
     let mut builder = Gate::builder()
         .workspace(&session.workspace)
         .registry(registry)
-        .view(view_options(session, mode))
+        .view(view)
         .session(SessionOptions {
             id: session.session_id.clone(),
             mode,
-            client: Some("cli".into()),
-        });
-    for dir in &session.add_dirs {
+            client: Some(scope.clone()),
+        })
+        .policy(Arc::new(EnginePolicy(Arc::clone(&engine))))
+        .prompter(Arc::new(EnginePrompter(prompter(
+            &engine, prompting, &settings,
+        ))))
+        .constraints(Arc::new(EngineConstraints {
+            constraints: Arc::new(settings.constraints(profile.as_ref())),
+            scope,
+        }));
+    let mut add_dirs: Vec<PathBuf> = session.add_dirs.clone();
+    add_dirs.extend(settings.additional_dirs());
+    for dir in &add_dirs {
         builder = builder.add_dir(dir);
     }
-    if let Some(audit) = audit {
-        if !audit.no_audit {
-            let fsync = FsyncPolicy::from_str(&audit.fsync)
-                .map_err(|e| SetupError::Fsync(e.to_string()))?;
-            let path = audit
-                .audit
-                .clone()
-                .unwrap_or_else(|| default_audit_path(&session.workspace));
-            builder = builder.audit(toolgate_core::audit::open_or_refuse(&path, fsync));
+    if settings
+        .sandbox
+        .get("enabled")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+    {
+        let ctx = PolicyContext {
+            workspace: settings.project.clone(),
+            additional_dirs: add_dirs.clone(),
+            home: settings.home.clone(),
+        };
+        let mut policy = SandboxPolicy::from_settings(&settings.sandbox, &ctx)?;
+        let rules = |kind: RuleKind| -> Vec<String> {
+            settings
+                .rules
+                .iter()
+                .filter(|r| r.active && r.kind == kind)
+                .map(|r| r.text.clone())
+                .collect()
+        };
+        policy.add_rules(&rules(RuleKind::Allow), &rules(RuleKind::Deny), &ctx);
+        let exe = std::env::current_exe().map_err(SetupError::Exe)?;
+        builder = builder.sandbox(Arc::new(LinuxSandbox::new(policy, exe)));
+    }
+    if let Some(audit) = audit
+        && !audit.no_audit
+    {
+        let fsync =
+            FsyncPolicy::from_str(&audit.fsync).map_err(|e| SetupError::Fsync(e.to_string()))?;
+        let path = audit
+            .audit
+            .clone()
+            .unwrap_or_else(|| default_audit_path(&session.workspace));
+        builder = builder.audit(toolgate_core::audit::open_or_refuse(&path, fsync));
+    }
+    Ok(Built {
+        gate: builder.build()?,
+        engine,
+    })
+}
+
+/// The prompter for a session: the terminal when asked for and available, else deny-all;
+/// in auto mode the classifier reviews first.
+fn prompter(
+    engine: &Arc<Engine>,
+    prompting: Prompting,
+    settings: &toolgate_policy::Settings,
+) -> Arc<dyn PolicyPrompter> {
+    let classifier = classifier_from(settings.classifier.as_ref().map(|c| &c.value));
+    if prompting == Prompting::Terminal {
+        match TerminalPrompter::open(Arc::clone(engine)) {
+            Ok(terminal) => return Arc::new(AutoReviewer::new(classifier, terminal)),
+            Err(e) => tracing::warn!(error = %e, "no terminal to ask on; asks are denied"),
         }
     }
-    Ok(builder.build()?)
+    Arc::new(AutoReviewer::new(classifier, DenyAllPrompter))
 }
 
 /// `<workspace>/.toolgate/audit.jsonl`.

@@ -8,7 +8,11 @@ use serde_json::{Value, json};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    c.env_remove("TOOLGATE_LOG").env("NO_COLOR", "1");
+    // Keep the machine's user settings (and trust records) out of the tests.
+    c.env_remove("TOOLGATE_LOG").env("NO_COLOR", "1").env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("toolgate-tests-no-user-config"),
+    );
     c
 }
 
@@ -135,7 +139,11 @@ fn exec_audit_records_are_redacted() {
     let input = br#"{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"env.sh","content":"export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE"}}
 {"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"notes.txt","api_key":"hunter2-hunter2"}}
 "#;
-    let out = exec(ws.path(), &["--audit", audit.to_str().unwrap()], input);
+    let out = exec(
+        ws.path(),
+        &["--mode", "acceptEdits", "--audit", audit.to_str().unwrap()],
+        input,
+    );
     assert_eq!(lines(&out).len(), 2);
     let log = std::fs::read_to_string(&audit).unwrap();
     assert!(!log.contains("AKIAIOSFODNN7EXAMPLE"), "{log}");

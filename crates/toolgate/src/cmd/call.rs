@@ -42,8 +42,13 @@ pub fn run(args: CallArgs) -> ExitCode {
             );
         }
     };
-    let gate = match setup::gate(&args.session, Some(&args.audit)) {
-        Ok(g) => g,
+    let prompting = if std::io::IsTerminal::is_terminal(&std::io::stdin()) && args.input != "-" {
+        setup::Prompting::Terminal
+    } else {
+        setup::Prompting::Deny
+    };
+    let gate = match setup::gate(&args.session, Some(&args.audit), prompting) {
+        Ok(built) => built.gate,
         Err(e) => return usage_error("call", e),
     };
     let rt = match runtime() {

@@ -23,8 +23,9 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Runs `toolgate exec`.
 pub fn run(args: ExecArgs) -> ExitCode {
-    let gate = match setup::gate(&args.session, Some(&args.audit)) {
-        Ok(g) => g,
+    // stdin carries the calls, so nobody can be asked: asks are denied with a reason.
+    let gate = match setup::gate(&args.session, Some(&args.audit), setup::Prompting::Deny) {
+        Ok(built) => built.gate,
         Err(e) => return usage_error("exec", e),
     };
     let rt = match runtime() {
@@ -72,7 +73,10 @@ pub fn serve(
         }
         let result = match parse_line(&buf, fits, line_no) {
             Ok(call) => rt.block_on(gate.execute(call)),
-            Err((call, err)) => gate.reject(call, err),
+            Err(failure) => {
+                let (call, err) = *failure;
+                gate.reject(call, err)
+            }
         };
         let line = render(&result, format);
         out.write_all(line.as_bytes())?;
@@ -90,17 +94,21 @@ pub fn render(result: &CallResult, format: Format) -> String {
     value.to_string()
 }
 
-fn malformed(line_no: u64, id: String, message: String) -> (ToolCall, CallError) {
+fn malformed(line_no: u64, id: String, message: String) -> Box<(ToolCall, CallError)> {
     let err = CallError::new(
         ErrorCode::MalformedCall,
         Stage::Resolve,
         format!("line {line_no}: {message}"),
     )
     .with_details(json!({ "line": line_no }));
-    (ToolCall::new(id, "", Value::Null), err)
+    Box::new((ToolCall::new(id, "", Value::Null), err))
 }
 
-fn parse_line(buf: &[u8], fits: bool, line_no: u64) -> Result<ToolCall, (ToolCall, CallError)> {
+fn parse_line(
+    buf: &[u8],
+    fits: bool,
+    line_no: u64,
+) -> Result<ToolCall, Box<(ToolCall, CallError)>> {
     if !fits {
         return Err(malformed(
             line_no,
@@ -200,12 +208,12 @@ mod tests {
 
     #[test]
     fn malformed_lines_name_the_problem() {
-        let (_, e) = parse_line(b"\xff\xfe", true, 3).unwrap_err();
+        let e = parse_line(b"\xff\xfe", true, 3).unwrap_err().1;
         assert!(e.message.contains("line 3") && e.message.contains("UTF-8"));
-        let (_, e) = parse_line(b"{nope", true, 1).unwrap_err();
+        let e = parse_line(b"{nope", true, 1).unwrap_err().1;
         assert!(e.message.contains("not valid JSON"));
         let (call, e) =
-            parse_line(br#"{"type":"tool_use","id":"t9","input":{}}"#, true, 2).unwrap_err();
+            *parse_line(br#"{"type":"tool_use","id":"t9","input":{}}"#, true, 2).unwrap_err();
         assert_eq!(call.id, "t9");
         assert!(e.message.contains("`name`"));
     }

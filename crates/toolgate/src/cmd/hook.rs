@@ -43,7 +43,10 @@ pub struct HookArgs {
 /// Runs the hook.
 pub fn run(args: HookArgs) -> ExitCode {
     let mut raw = Vec::new();
-    if let Err(e) = std::io::stdin().take(MAX_HOOK_INPUT_BYTES + 1).read_to_end(&mut raw) {
+    if let Err(e) = std::io::stdin()
+        .take(MAX_HOOK_INPUT_BYTES + 1)
+        .read_to_end(&mut raw)
+    {
         return block(&format!("toolgate hook could not read its input: {e}"));
     }
     if raw.len() as u64 > MAX_HOOK_INPUT_BYTES {
@@ -71,7 +74,11 @@ pub fn run(args: HookArgs) -> ExitCode {
             });
             let mut stdout = std::io::stdout().lock();
             // If stdout is gone Claude Code cannot read a decision either; exit 2 still blocks.
-            if writeln!(stdout, "{out}").and_then(|()| stdout.flush()).is_err() && decision != Decision::Allow {
+            if writeln!(stdout, "{out}")
+                .and_then(|()| stdout.flush())
+                .is_err()
+                && decision != Decision::Allow
+            {
                 return ExitCode::from(EXIT_BLOCK);
             }
             ExitCode::SUCCESS
@@ -145,10 +152,6 @@ fn verdict(analysis: &Analysis, decide_allow: bool) -> Option<(Decision, String)
             ),
         ));
     }
-    (decide_allow && analysis.is_read_only()).then(|| {
-        (
-            Decision::Allow,
-            "toolgate: read-only command".to_owned(),
-        )
-    })
+    (decide_allow && analysis.is_read_only())
+        .then(|| (Decision::Allow, "toolgate: read-only command".to_owned()))
 }

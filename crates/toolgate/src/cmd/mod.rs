@@ -2,10 +2,13 @@
 
 pub mod audit;
 mod call;
+pub mod check;
+pub mod config;
 mod exec;
 pub mod hook;
 pub mod sandbox;
 mod tools;
+pub mod trust;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,6 +23,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Exec(args) => exec::run(args),
         Command::Call(args) => call::run(args),
         Command::Tools(args) => tools::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Config(args) => config::run(args),
+        Command::Trust(args) => trust::run(args),
         Command::Audit(cmd) => audit::run(cmd),
         Command::Sandbox(cmd) => sandbox::run(cmd),
         Command::Hook(args) => hook::run(args),

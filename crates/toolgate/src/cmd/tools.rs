@@ -1,9 +1,7 @@
 //! `toolgate tools`: the tool definitions of a session's view.
 
 use std::process::ExitCode;
-use std::str::FromStr;
 
-use toolgate_protocol::PermissionMode;
 use toolgate_protocol::wire::Format;
 
 use crate::cli::{DefinitionFormat, ToolsArgs};
@@ -13,8 +11,8 @@ use crate::setup;
 
 /// Runs `toolgate tools`.
 pub fn run(args: ToolsArgs) -> ExitCode {
-    let mode = match PermissionMode::from_str(&args.session.mode) {
-        Ok(m) => m,
+    let loaded = match setup::load(&args.session) {
+        Ok(l) => l,
         Err(e) => return usage_error("tools", e),
     };
     let registry = match setup::registry(args.session.tools_snapshot.as_deref()) {
@@ -32,7 +30,13 @@ pub fn run(args: ToolsArgs) -> ExitCode {
             path.display()
         );
     }
-    let view = match registry.view(&setup::view_options(&args.session, mode)) {
+    let mut options = setup::view_options(&args.session, loaded.mode);
+    for entry in registry.entries() {
+        if loaded.engine.removes_tool(&entry.spec().name).is_some() {
+            options.deny.push(entry.spec().name.clone());
+        }
+    }
+    let view = match registry.view(&options) {
         Ok(v) => v,
         Err(e) => return usage_error("tools", e),
     };

@@ -1,0 +1,79 @@
+//! The permission engine (`toolgate-policy`) behind the gate's policy, prompter and
+//! constraint seams.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use toolgate_policy::{Constraints, Engine, PolicyPrompter, PolicyRequest};
+use toolgate_protocol::{CallError, ToolOutput, ToolSpec, Verdict};
+
+use crate::session::Session;
+use crate::stages::{ConstraintStage, DecisionRequest, PolicyStage, Prompter};
+
+/// The engine's view of a gate decision request; `cwd` and `roots` are the session's.
+fn policy_request<'a>(
+    request: &'a DecisionRequest<'a>,
+    cwd: &'a Path,
+    roots: &'a [&'a Path],
+) -> PolicyRequest<'a> {
+    PolicyRequest {
+        tool: &request.spec.name,
+        subject: &request.spec.subject,
+        annotations: request.spec.annotations,
+        input: request.input,
+        facts: request.facts,
+        mode: request.session.mode(),
+        hook: request.hook,
+        cwd,
+        roots,
+    }
+}
+
+/// Stage 6 by the permission engine: hook verdict, deny, ask, mode, allow, risk floor.
+#[derive(Clone)]
+pub struct EnginePolicy(pub Arc<Engine>);
+
+impl PolicyStage for EnginePolicy {
+    fn decide(&self, request: &DecisionRequest<'_>) -> Verdict {
+        let cwd = request.session.cwd();
+        let roots: Vec<&Path> = request.session.workspace().roots().collect();
+        self.0
+            .decide(&policy_request(request, &cwd, &roots))
+            .verdict
+    }
+}
+
+/// One of the engine's prompters (terminal, JSON lines, auto-mode reviewer, deny-all)
+/// answering the gate's asks.
+pub struct EnginePrompter(pub Arc<dyn PolicyPrompter>);
+
+#[async_trait]
+impl Prompter for EnginePrompter {
+    async fn ask(&self, request: &DecisionRequest<'_>, verdict: &Verdict) -> Verdict {
+        let cwd = request.session.cwd();
+        let roots: Vec<&Path> = request.session.workspace().roots().collect();
+        self.0
+            .ask(&policy_request(request, &cwd, &roots), verdict)
+            .await
+    }
+}
+
+/// Stage 7 and output shaping by the settings' constraints; `scope` is the profile (or
+/// client) the limits are counted for.
+pub struct EngineConstraints {
+    /// The compiled constraints.
+    pub constraints: Arc<Constraints>,
+    /// Rate-limit scope.
+    pub scope: String,
+}
+
+impl ConstraintStage for EngineConstraints {
+    fn admit(&self, spec: &ToolSpec, _session: &Session) -> Result<(), CallError> {
+        self.constraints.admit(&spec.name, &self.scope)
+    }
+
+    fn shape(&self, spec: &ToolSpec, output: ToolOutput) -> ToolOutput {
+        self.constraints.shape(&spec.name, output)
+    }
+}
