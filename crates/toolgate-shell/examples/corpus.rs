@@ -1,0 +1,266 @@
+//! Scores the analyzer on a labelled corpus (`/work/shared/corpora/peers.jsonl`).
+//!
+//! ```text
+//! cargo run --release -p toolgate-shell --example corpus -- /work/shared/corpora/peers.jsonl [--show N] [--source S]
+//! ```
+//!
+//! Decision mapping: catastrophic → deny; high or opaque → ask; anything else → none.
+//! Rows labelled `block` must be guarded (deny or ask); rows labelled `allow` must not be
+//! denied. Commands that two sources label both ways are dropped, as `score.py` does.
+//! `server` / `not-server` rows score server detection.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Instant;
+
+use toolgate_protocol::Risk;
+use toolgate_shell::{Analysis, Context, analyze};
+
+#[derive(Default)]
+struct Tally {
+    block: usize,
+    guarded: usize,
+    denied: usize,
+    allow: usize,
+    false_deny: usize,
+    ask: usize,
+}
+
+fn decision(a: &Analysis) -> &'static str {
+    if a.risk == Risk::Catastrophic {
+        "deny"
+    } else if a.risk == Risk::High || !a.opaque.is_empty() {
+        "ask"
+    } else {
+        "none"
+    }
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
+fn why(a: &Analysis) -> String {
+    let f = a
+        .findings
+        .iter()
+        .filter(|f| f.risk >= Risk::High)
+        .map(|f| f.reason.clone())
+        .next();
+    f.or_else(|| a.opaque.first().map(|o| format!("opaque: {o}")))
+        .unwrap_or_default()
+}
+
+/// Why a block row was left alone, from our own analysis (not from the row's text): these are
+/// the policy differences listed in docs/shell.md.
+fn bucket(a: &Analysis) -> &'static str {
+    use toolgate_protocol::Access;
+    let progs: Vec<&str> = a.commands.iter().map(|c| c.program.as_str()).collect();
+    let deletes: Vec<_> = a
+        .commands
+        .iter()
+        .flat_map(|c| c.paths.iter())
+        .filter(|p| p.access == Access::Delete)
+        .collect();
+    let writes: Vec<_> = a
+        .commands
+        .iter()
+        .flat_map(|c| c.paths.iter())
+        .filter(|p| p.access == Access::Write)
+        .collect();
+    if a.commands
+        .iter()
+        .any(|c| c.program == "rm" && c.argv.iter().skip(1).all(|w| w.starts_with('-')))
+    {
+        return "no-op for the shell (rm without operands, corrupted row)";
+    }
+    if !deletes.is_empty() && deletes.iter().all(|p| p.inside_roots) {
+        return "deletion inside the workspace (moderate by policy)";
+    }
+    if progs.iter().any(|p| p.eq_ignore_ascii_case("git")) {
+        return "git operation we do not treat as destructive";
+    }
+    if a.risk == Risk::ReadOnly {
+        return "read-only by our analysis";
+    }
+    if !writes.is_empty() && writes.iter().all(|p| p.inside_roots) {
+        return "write or permission change inside the workspace";
+    }
+    if progs
+        .iter()
+        .any(|p| matches!(*p, "kill" | "pip" | "pip3" | "poetry" | "npm" | "yarn"))
+    {
+        return "process signal or package change in the workspace";
+    }
+    "other (see list)"
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: corpus PEERS.jsonl [--show N] [--source S]");
+        std::process::exit(2);
+    };
+    let show: usize = args
+        .iter()
+        .position(|a| a == "--show")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(15);
+    let only: Option<&String> = args
+        .iter()
+        .position(|a| a == "--source")
+        .and_then(|i| args.get(i + 1));
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let mut labels: HashMap<String, HashSet<String>> = HashMap::new();
+    for r in &rows {
+        let (Some(c), Some(e)) = (r["command"].as_str(), r["expected"].as_str()) else {
+            continue;
+        };
+        if e == "block" || e == "allow" {
+            labels.entry(c.to_owned()).or_default().insert(e.to_owned());
+        }
+    }
+    let conflicted: HashSet<&String> = labels
+        .iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(k, _)| k)
+        .collect();
+    let ctx = Context::new("/home/user/project").with_home("/home/user");
+    let mut per: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut total = Tally::default();
+    let mut misses: Vec<(String, String)> = Vec::new();
+    let mut buckets: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut false_denies: Vec<(String, String, String)> = Vec::new();
+    let mut asks: Vec<(String, String, String)> = Vec::new();
+    let mut server = (0usize, 0usize, 0usize, 0usize);
+    let mut times: Vec<f64> = Vec::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    for r in &rows {
+        let (Some(src), Some(cmd), Some(exp)) = (
+            r["source"].as_str(),
+            r["command"].as_str(),
+            r["expected"].as_str(),
+        ) else {
+            continue;
+        };
+        if only.is_some_and(|o| o != src) {
+            continue;
+        }
+        let t0 = Instant::now();
+        let a = analyze(cmd, &ctx);
+        times.push(t0.elapsed().as_secs_f64() * 1e6);
+        let d = decision(&a);
+        match exp {
+            "server" | "not-server" => {
+                let hit = a.server.is_some();
+                match (exp, hit) {
+                    ("server", true) => server.0 += 1,
+                    ("server", false) => server.1 += 1,
+                    (_, false) => server.2 += 1,
+                    _ => server.3 += 1,
+                }
+                continue;
+            }
+            "block" | "allow" => {}
+            _ => continue,
+        }
+        if conflicted.contains(&cmd.to_owned()) || !seen.insert((src.to_owned(), cmd.to_owned())) {
+            continue;
+        }
+        let t = per.entry(src.to_owned()).or_default();
+        for t in [t, &mut total] {
+            if exp == "block" {
+                t.block += 1;
+                t.guarded += usize::from(d != "none");
+                t.denied += usize::from(d == "deny");
+            } else {
+                t.allow += 1;
+                t.false_deny += usize::from(d == "deny");
+                t.ask += usize::from(d == "ask");
+            }
+        }
+        if exp == "block" && d == "none" {
+            *buckets.entry(bucket(&a)).or_default() += 1;
+            misses.push((src.to_owned(), cmd.to_owned()));
+        }
+        if exp == "allow" && d == "deny" {
+            false_denies.push((src.to_owned(), cmd.to_owned(), why(&a)));
+        }
+        if exp == "allow" && d == "ask" {
+            asks.push((src.to_owned(), cmd.to_owned(), why(&a)));
+        }
+    }
+    println!(
+        "{:<14} {:>6} {:>9} {:>9} {:>6} {:>10} {:>9}",
+        "source", "block", "guarded", "denied", "allow", "false_deny", "ask"
+    );
+    for (src, t) in per
+        .iter()
+        .chain(std::iter::once((&"TOTAL".to_owned(), &total)))
+    {
+        println!(
+            "{:<14} {:>6} {:>9} {:>9} {:>6} {:>10} {:>9}",
+            src,
+            t.block,
+            pct(t.guarded, t.block),
+            pct(t.denied, t.block),
+            t.allow,
+            pct(t.false_deny, t.allow),
+            pct(t.ask, t.allow)
+        );
+    }
+    println!(
+        "dropped {} commands labelled both block and allow",
+        conflicted.len()
+    );
+    if server.0 + server.1 + server.2 + server.3 > 0 {
+        println!(
+            "server detection: {}/{} servers found, {}/{} non-servers left alone",
+            server.0,
+            server.0 + server.1,
+            server.2,
+            server.2 + server.3
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    if !times.is_empty() {
+        println!(
+            "analyze time per command: median {:.1} µs, p95 {:.1} µs, max {:.0} µs",
+            times[times.len() / 2],
+            times[times.len() * 95 / 100],
+            times[times.len() - 1]
+        );
+    }
+    println!("\n-- misses (block rows decided none): {}", misses.len());
+    for (b, n) in &buckets {
+        println!("  {n:>5}  {b}");
+    }
+    for (s, c) in misses.iter().take(show) {
+        println!("  [{s}] {c}");
+    }
+    println!(
+        "\n-- false denies (allow rows decided deny): {}",
+        false_denies.len()
+    );
+    for (s, c, w) in false_denies.iter().take(show) {
+        println!("  [{s}] {c}\n      {w}");
+    }
+    println!("\n-- asks on allow rows: {}", asks.len());
+    for (s, c, w) in asks.iter().take(show) {
+        println!("  [{s}] {c}\n      {w}");
+    }
+}

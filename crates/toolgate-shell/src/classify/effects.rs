@@ -1,0 +1,541 @@
+//! What a command does to files and the network, from per-program argument grammars:
+//! which operands it reads, writes and deletes, where redirects go, which hosts it reaches.
+
+use std::path::PathBuf;
+
+use toolgate_protocol::Access;
+
+use crate::feed::DOWNLOADERS;
+use crate::nested::{find_placeholder, parse_find};
+use crate::paths::resolve_word;
+use crate::types::Context;
+use crate::walk::Rec;
+use crate::words::Field;
+
+/// One path a command touches.
+#[derive(Debug, Clone)]
+pub(crate) struct PathUse {
+    /// The word as written (after expansion).
+    pub word: String,
+    /// Absolute normalised path; `None` when it depends on something unknown.
+    pub path: Option<PathBuf>,
+    /// How it is touched.
+    pub access: Access,
+    /// Recursive (`rm -r`, `chmod -R`, `mv` of a directory).
+    pub recursive: bool,
+    /// The word is an unquoted glob.
+    pub glob: bool,
+    /// Its contents are sent over the network (`curl -d @f`, `scp f host:`).
+    pub upload: bool,
+    /// A permission or ownership change rather than a content write.
+    pub perm: bool,
+    /// Inside the session's roots.
+    pub inside: bool,
+    /// Protected-path kind, if any.
+    pub protected: Option<&'static str>,
+    /// Secret kind, if any.
+    pub secret: Option<&'static str>,
+    /// Personal-data kind, if any.
+    pub personal: Option<&'static str>,
+}
+
+/// Everything a command touches.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Effects {
+    /// Paths.
+    pub paths: Vec<PathUse>,
+    /// URLs and hosts.
+    pub network: Vec<String>,
+}
+
+impl Effects {
+    fn add(
+        &mut self,
+        rec: &Rec,
+        ctx: &Context,
+        f: &Field,
+        access: Access,
+        recursive: bool,
+    ) -> &mut PathUse {
+        let path = if f.procsub.is_some() {
+            None
+        } else if f.dynamic {
+            crate::paths::resolve_env_word(&f.text, rec.cwd.as_deref(), ctx.home.as_deref())
+        } else {
+            let base = f.text.split(['*', '?', '[']).next().unwrap_or("");
+            let word = if f.glob { base } else { f.text.as_str() };
+            let word = if word.is_empty() && f.glob { "." } else { word };
+            resolve_word(word, rec.cwd.as_deref(), ctx.home.as_deref())
+        };
+        let (inside, protected, secret, personal) = match &path {
+            Some(p) => (
+                crate::paths::inside_roots(p, &ctx.roots, &ctx.cwd),
+                crate::paths::protected_kind(p),
+                crate::paths::secret_kind(p),
+                crate::paths::personal_kind(p, ctx.home.as_deref()),
+            ),
+            None => (false, None, None, None),
+        };
+        self.paths.push(PathUse {
+            word: f.text.clone(),
+            path,
+            access,
+            recursive,
+            glob: f.glob,
+            upload: false,
+            perm: false,
+            inside,
+            protected,
+            secret,
+            personal,
+        });
+        let n = self.paths.len() - 1;
+        &mut self.paths[n]
+    }
+}
+
+/// Operands of a command: arguments not starting with `-` (everything after `--`).
+fn operands(args: &[Field], value_flags: &[&str]) -> Vec<Field> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut dd = false;
+    while i < args.len() {
+        let a = &args[i];
+        if !dd && a.text == "--" {
+            dd = true;
+        } else if !dd && a.text.starts_with('-') && a.text.len() > 1 {
+            if value_flags.contains(&a.text.as_str()) {
+                i += 1;
+            }
+        } else {
+            out.push(a.clone());
+        }
+        i += 1;
+    }
+    out
+}
+
+fn has_short(args: &[Field], c: char) -> bool {
+    args.iter().take_while(|a| a.text != "--").any(|a| {
+        a.text.len() > 1
+            && a.text.starts_with('-')
+            && !a.text.starts_with("--")
+            && a.text[1..].contains(c)
+    })
+}
+
+fn has_long(args: &[Field], names: &[&str]) -> bool {
+    args.iter().any(|a| {
+        names
+            .iter()
+            .any(|n| a.text == *n || a.text.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+    })
+}
+
+fn long_value<'a>(args: &'a [Field], names: &[&str]) -> Option<&'a Field> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        names
+            .contains(&a.text.as_str())
+            .then(|| args.get(i + 1))
+            .flatten()
+    })
+}
+
+/// Programs whose operands are files they read.
+const READERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "bat",
+    "batcat",
+    "nl",
+    "tac",
+    "wc",
+    "strings",
+    "od",
+    "hexdump",
+    "xxd",
+    "base64",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "file",
+    "stat",
+    "source",
+    ".",
+    "diff",
+    "cmp",
+    "sort",
+    "uniq",
+    "cut",
+    "paste",
+    "column",
+    "fold",
+    "iconv",
+    "gpg",
+    "openssl",
+    "zcat",
+    "gunzip",
+    "bzcat",
+    "xzcat",
+    "vim",
+    "vi",
+    "nano",
+    "emacs",
+    "view",
+    "ssh-keygen",
+    "cp",
+    "scp",
+    "rsync",
+    "tar",
+    "zip",
+    "sqlite3",
+    "ls",
+    "open",
+    "duckdb",
+    "unzip",
+    "tree",
+    "du",
+    "exiftool",
+    "pdftotext",
+    "mdls",
+    "plutil",
+];
+
+/// Programs whose first operand is a pattern/program and the rest are files.
+const PATTERN_READERS: &[&str] = &[
+    "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "sed", "jq", "yq",
+];
+
+/// Computes the effects of one record.
+pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
+    let mut fx = Effects::default();
+    let prog = rec.program.as_str();
+    let args: &[Field] = rec.argv.get(1..).unwrap_or(&[]);
+    for r in &rec.redirects {
+        if r.write && !r.target.text.is_empty() {
+            fx.add(rec, ctx, &r.target, Access::Write, false);
+        } else if r.read && !r.target.text.is_empty() && r.target.procsub.is_none() {
+            fx.add(rec, ctx, &r.target, Access::Read, false);
+        }
+    }
+    for w in &rec.extra_writes {
+        fx.add(rec, ctx, &Field::lit(w.clone()), Access::Write, false);
+    }
+    match prog {
+        "rm" | "unlink" | "srm" | "trash" | "trash-put" | "shred" | "rmdir" => {
+            let recursive = prog != "rmdir"
+                && (has_short(args, 'r')
+                    || has_short(args, 'R')
+                    || has_long(args, &["--recursive"]));
+            for f in operands(
+                args,
+                &["-n", "--iterations", "-s", "--size", "--random-source"],
+            ) {
+                fx.add(rec, ctx, &f, Access::Delete, recursive);
+            }
+        }
+        "find" => {
+            let info = parse_find(&rec.argv);
+            if info.delete {
+                for s in &info.starts {
+                    let ph = find_placeholder(s, info.filtered);
+                    fx.add(rec, ctx, &ph, Access::Delete, true);
+                }
+            }
+            for w in &info.writes {
+                fx.add(rec, ctx, w, Access::Write, false);
+            }
+        }
+        "mv" | "cp" | "ln" | "install" | "rsync" | "scp" | "rclone" => {
+            let target_dir = long_value(args, &["-t", "--target-directory"]).cloned();
+            let ops = operands(
+                args,
+                &[
+                    "-t",
+                    "--target-directory",
+                    "-S",
+                    "--suffix",
+                    "-m",
+                    "--mode",
+                    "-o",
+                    "--owner",
+                    "-g",
+                    "--group",
+                    "-e",
+                    "-P",
+                    "-i",
+                    "-F",
+                    "-l",
+                    "-c",
+                    "--exclude",
+                    "--include",
+                    "--filter",
+                ],
+            );
+            let (srcs, dest) = match target_dir {
+                Some(t) => (ops, Some(t)),
+                None if ops.len() >= 2 => (ops[..ops.len() - 1].to_vec(), ops.last().cloned()),
+                None => (Vec::new(), None),
+            };
+            let remote = |f: &Field| {
+                f.text.contains(':') && !f.text.starts_with('/') && !f.text.starts_with('.')
+            };
+            for s in &srcs {
+                if remote(s) {
+                    fx.network.push(s.text.clone());
+                    continue;
+                }
+                let moves =
+                    prog == "mv" || (prog == "rsync" && has_long(args, &["--remove-source-files"]));
+                let access = if moves { Access::Delete } else { Access::Read };
+                let up = dest.as_ref().is_some_and(remote);
+                let u = fx.add(rec, ctx, s, access, true);
+                u.upload = up;
+            }
+            if let Some(d) = dest {
+                if remote(&d) {
+                    fx.network.push(d.text.clone());
+                } else {
+                    let dry = has_short(args, 'n') || has_long(args, &["--dry-run"]);
+                    let del = prog == "rsync"
+                        && !dry
+                        && has_long(
+                            args,
+                            &[
+                                "--delete",
+                                "--del",
+                                "--delete-before",
+                                "--delete-after",
+                                "--delete-during",
+                                "--delete-excluded",
+                                "--delete-delay",
+                            ],
+                        );
+                    fx.add(
+                        rec,
+                        ctx,
+                        &d,
+                        if del { Access::Delete } else { Access::Write },
+                        false,
+                    );
+                }
+            }
+        }
+        "tee" | "touch" | "mkdir" | "truncate" | "mkfifo" | "mknod" => {
+            for f in operands(
+                args,
+                &[
+                    "-s",
+                    "--size",
+                    "-m",
+                    "--mode",
+                    "-r",
+                    "--reference",
+                    "-d",
+                    "--date",
+                    "-t",
+                ],
+            ) {
+                fx.add(rec, ctx, &f, Access::Write, false);
+            }
+        }
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "chflags" => {
+            let recursive = has_short(args, 'R') || has_long(args, &["--recursive"]);
+            let ops = operands(args, &["--reference", "-m", "-x", "-M", "-X"]);
+            let looks_like_mode = |t: &str| {
+                !t.is_empty()
+                    && (t.chars().all(|c| c.is_ascii_digit())
+                        || t.chars().all(|c| "ugoarwxXstl+-=,0123456789".contains(c))
+                            && t.contains(['+', '-', '='])
+                        || (prog != "chmod"
+                            && !t.starts_with('/')
+                            && !t.starts_with('.')
+                            && !t.starts_with('~')
+                            && t != "*"))
+            };
+            let has_ref = args.iter().any(|a| a.text.starts_with("--reference"));
+            let skip =
+                usize::from(!has_ref && ops.first().is_some_and(|o| looks_like_mode(&o.text)));
+            for f in ops.iter().skip(skip) {
+                let u = fx.add(rec, ctx, f, Access::Write, recursive);
+                u.perm = true;
+            }
+        }
+        "dd" => {
+            for a in args {
+                if let Some(v) = a.text.strip_prefix("of=") {
+                    fx.add(
+                        rec,
+                        ctx,
+                        &Field {
+                            text: v.to_owned(),
+                            ..a.clone()
+                        },
+                        Access::Write,
+                        false,
+                    );
+                } else if let Some(v) = a.text.strip_prefix("if=") {
+                    fx.add(
+                        rec,
+                        ctx,
+                        &Field {
+                            text: v.to_owned(),
+                            ..a.clone()
+                        },
+                        Access::Read,
+                        false,
+                    );
+                }
+            }
+        }
+        "sed" | "perl" | "ruby"
+            if args.iter().any(|a| {
+                a.text == "-i"
+                    || a.text.starts_with("-i")
+                    || a.text.starts_with("--in-place")
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('i')
+                        && prog != "sed")
+            }) =>
+        {
+            let ops = operands(args, &["-e", "-f", "--expression", "--file"]);
+            let has_e = args
+                .iter()
+                .any(|a| a.text == "-e" || a.text == "--expression");
+            for f in ops.iter().skip(usize::from(!has_e)) {
+                fx.add(rec, ctx, f, Access::Write, false);
+            }
+        }
+        "sort" => {
+            if let Some(o) = long_value(args, &["-o", "--output"]) {
+                fx.add(rec, ctx, o, Access::Write, false);
+            }
+        }
+        "wget" => {
+            if let Some(o) = long_value(args, &["-O", "--output-document"])
+                && o.text != "-"
+            {
+                fx.add(rec, ctx, o, Access::Write, false);
+            }
+        }
+        "curl" => {
+            if let Some(o) = long_value(args, &["-o", "--output"]) {
+                fx.add(rec, ctx, o, Access::Write, false);
+            }
+            for (i, a) in args.iter().enumerate() {
+                let t = a.text.as_str();
+                let file = if matches!(t, "-T" | "--upload-file") {
+                    args.get(i + 1).map(|f| f.text.clone())
+                } else if matches!(
+                    t,
+                    "-d" | "--data"
+                        | "--data-binary"
+                        | "--data-raw"
+                        | "--data-urlencode"
+                        | "-F"
+                        | "--form"
+                        | "--json"
+                ) {
+                    args.get(i + 1).and_then(|f| {
+                        f.text
+                            .split_once('@')
+                            .map(|(_, p)| p.split(';').next().unwrap_or("").to_owned())
+                    })
+                } else {
+                    None
+                };
+                if let Some(p) = file.filter(|p| !p.is_empty() && p != "-") {
+                    let u = fx.add(rec, ctx, &Field::lit(p), Access::Read, false);
+                    u.upload = true;
+                }
+            }
+        }
+        p if PATTERN_READERS.contains(&p) => {
+            let explicit = args.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-e" | "-f" | "--regexp" | "--file" | "--expression"
+                )
+            });
+            let ops = operands(
+                args,
+                &[
+                    "-e",
+                    "-f",
+                    "-m",
+                    "-A",
+                    "-B",
+                    "-C",
+                    "-g",
+                    "-t",
+                    "-T",
+                    "--type",
+                    "--glob",
+                    "-F",
+                    "-v",
+                    "--arg",
+                    "--argjson",
+                    "--max-count",
+                    "-d",
+                    "--include",
+                    "--exclude",
+                ],
+            );
+            for f in ops.iter().skip(usize::from(!explicit)) {
+                fx.add(rec, ctx, f, Access::Read, false);
+            }
+        }
+        p if READERS.contains(&p) => {
+            for f in operands(
+                args,
+                &[
+                    "-n", "-c", "-o", "-i", "-s", "-t", "-k", "-f", "-d", "-e", "-p", "-C", "-m",
+                    "-w",
+                ],
+            ) {
+                if f.text.contains(':') && (p == "scp" || p == "rsync") {
+                    continue;
+                }
+                fx.add(rec, ctx, &f, Access::Read, false);
+            }
+        }
+        _ => {}
+    }
+    if DOWNLOADERS.contains(&prog)
+        || matches!(
+            prog,
+            "sftp" | "rsync" | "scp" | "git" | "gh" | "aws" | "gcloud" | "az" | "gsutil"
+        )
+    {
+        for a in args {
+            let t = a.text.as_str();
+            if t.contains("://")
+                || (matches!(prog, "ssh" | "sftp")
+                    && !t.starts_with('-')
+                    && !fx.network.iter().any(|n| n == t))
+            {
+                fx.network.push(t.to_owned());
+                if matches!(prog, "ssh" | "sftp") {
+                    break;
+                }
+            }
+        }
+        if matches!(prog, "nc" | "ncat" | "netcat" | "telnet" | "socat")
+            && let Some(h) = operands(
+                args,
+                &["-p", "-s", "-w", "-e", "-c", "-i", "-q", "-x", "-X"],
+            )
+            .first()
+        {
+            fx.network.push(h.text.clone());
+        }
+    }
+    fx
+}

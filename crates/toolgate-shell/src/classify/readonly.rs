@@ -1,0 +1,366 @@
+//! Baseline risk: which commands only read. Everything else is `Moderate` unless a rule says more.
+
+use toolgate_protocol::{Access, Risk};
+
+use super::View;
+
+/// A read-only program and the flags that make it write or run code.
+pub(crate) struct ReadOnly {
+    /// Program basename.
+    pub program: &'static str,
+    /// Subcommands that are read-only (empty: the program itself is).
+    pub subs: &'static [&'static str],
+    /// Arguments (exact, or prefixes ending in `=`) that make it not read-only.
+    pub unsafe_args: &'static [&'static str],
+}
+
+macro_rules! ro {
+    ($p:expr) => {
+        ReadOnly {
+            program: $p,
+            subs: &[],
+            unsafe_args: &[],
+        }
+    };
+    ($p:expr, unsafe: $u:expr) => {
+        ReadOnly {
+            program: $p,
+            subs: &[],
+            unsafe_args: $u,
+        }
+    };
+    ($p:expr, subs: $s:expr) => {
+        ReadOnly {
+            program: $p,
+            subs: $s,
+            unsafe_args: &[],
+        }
+    };
+    ($p:expr, subs: $s:expr, unsafe: $u:expr) => {
+        ReadOnly {
+            program: $p,
+            subs: $s,
+            unsafe_args: $u,
+        }
+    };
+}
+
+/// Read-only programs (Claude Code's list, Codex's safe list, and common inspection tools).
+pub(crate) const READ_ONLY: &[ReadOnly] = &[
+    ro!("ls"),
+    ro!("ll"),
+    ro!("la"),
+    ro!("dir"),
+    ro!("exa"),
+    ro!("eza"),
+    ro!("lsd"),
+    ro!("tree", unsafe: &["-o", "--output"]),
+    ro!("cat"),
+    ro!("bat"),
+    ro!("batcat"),
+    ro!("head"),
+    ro!("tail"),
+    ro!("less"),
+    ro!("more"),
+    ro!("nl"),
+    ro!("tac"),
+    ro!("rev"),
+    ro!("grep"),
+    ro!("egrep"),
+    ro!("fgrep"),
+    ro!("rg", unsafe: &["--pre", "--pre=", "--hostname-bin", "--search-zip", "-z"]),
+    ro!("ag"),
+    ro!("ack"),
+    ro!("wc"),
+    ro!("which"),
+    ro!("whereis"),
+    ro!("type"),
+    ro!("file"),
+    ro!("stat"),
+    ro!("du"),
+    ro!("df"),
+    ro!("pwd"),
+    ro!("echo"),
+    ro!("printf", unsafe: &["-v"]),
+    ro!("true"),
+    ro!("false"),
+    ro!(":"),
+    ro!("test"),
+    ro!("["),
+    ro!("id"),
+    ro!("whoami"),
+    ro!("groups"),
+    ro!("uname"),
+    ro!("hostname", unsafe: &["-F", "--file", "-b"]),
+    ro!("date", unsafe: &["-s", "--set"]),
+    ro!("cal"),
+    ro!("uptime"),
+    ro!("free"),
+    ro!("ps"),
+    ro!("pgrep"),
+    ro!("lsof"),
+    ro!("w"),
+    ro!("who"),
+    ro!("last"),
+    ro!("printenv"),
+    ro!("sort", unsafe: &["-o", "--output", "--output="]),
+    ro!("uniq"),
+    ro!("cut"),
+    ro!("tr"),
+    ro!("diff", unsafe: &["--output", "--output="]),
+    ro!("cmp"),
+    ro!("comm"),
+    ro!("paste"),
+    ro!("seq"),
+    ro!("basename"),
+    ro!("dirname"),
+    ro!("realpath"),
+    ro!("readlink"),
+    ro!("jq"),
+    ro!("yq", unsafe: &["-i", "--inplace"]),
+    ro!("xxd"),
+    ro!("od"),
+    ro!("hexdump"),
+    ro!("strings"),
+    ro!("md5sum"),
+    ro!("sha1sum"),
+    ro!("sha256sum"),
+    ro!("sha512sum"),
+    ro!("b2sum"),
+    ro!("cksum"),
+    ro!("shasum"),
+    ro!("md5"),
+    ro!("column"),
+    ro!("fold"),
+    ro!("fmt"),
+    ro!("expand"),
+    ro!("unexpand"),
+    ro!("man"),
+    ro!("help"),
+    ro!("info"),
+    ro!("whatis"),
+    ro!("apropos"),
+    ro!("tldr"),
+    ro!("history", unsafe: &["-c", "-d", "-w", "-a", "-r", "-n"]),
+    ro!("sleep"),
+    ro!("cd"),
+    ro!("pushd"),
+    ro!("popd"),
+    ro!("dirs"),
+    ro!("jobs"),
+    ro!("locate"),
+    ro!("getent"),
+    ro!("nproc"),
+    ro!("lscpu"),
+    ro!("lsblk"),
+    ro!("lsusb"),
+    ro!("lspci"),
+    ro!("arch"),
+    ro!("tty"),
+    ro!("locale"),
+    ro!("env"),
+    ro!("base64", unsafe: &["-o", "--output"]),
+    ro!("numfmt"),
+    ro!("expr"),
+    ro!("fd", unsafe: &["-x", "--exec", "-X", "--exec-batch"]),
+    ro!("find"),
+    ro!("awk"),
+    ro!("gawk"),
+    ro!("sed"),
+    ro!("wait"),
+    ro!("command"),
+    ro!("hash"),
+    ro!("tput"),
+    ro!("clear"),
+    ro!("ss"),
+    ro!("netstat"),
+    ro!("dig"),
+    ro!("nslookup"),
+    ro!("host"),
+    ro!("ping"),
+    ro!("traceroute"),
+    ro!("whois"),
+    ro!("vmstat"),
+    ro!("iostat"),
+    ro!("top", unsafe: &[]),
+    ro!("htop"),
+    ro!("btop"),
+    ro!("tokei"),
+    ro!("cloc"),
+    ro!("scc"),
+    ro!("shellcheck"),
+    ro!("mdls"),
+    ro!("sw_vers"),
+    ro!("system_profiler"),
+    ro!("git", subs: &["status", "log", "diff", "show", "blame", "describe", "shortlog", "rev-parse", "ls-files", "ls-tree", "ls-remote", "cat-file", "show-ref", "merge-base", "count-objects", "for-each-ref", "name-rev", "rev-list", "whatchanged", "cherry", "diff-tree", "diff-files", "diff-index", "var", "help", "version", "check-ignore", "check-attr", "verify-commit", "grep", "annotate", "range-diff"],
+        unsafe: &["--output", "--output=", "--ext-diff", "--textconv", "--exec", "--paginate", "--open-files-in-pager", "-O"]),
+    ro!("docker", subs: &["ps", "images", "logs", "inspect", "version", "info", "stats", "top", "port", "history", "diff", "search"]),
+    ro!("kubectl", subs: &["get", "describe", "logs", "version", "explain", "api-resources", "api-versions", "top", "cluster-info", "auth"]),
+    ro!("helm", subs: &["list", "ls", "status", "history", "get", "show", "search", "version", "template", "lint"]),
+    ro!("terraform", subs: &["plan", "show", "validate", "version", "output", "providers", "graph"]),
+    ro!("npm", subs: &["ls", "list", "view", "info", "outdated", "search", "whoami", "ping", "doctor", "root", "bin", "prefix", "help", "explain", "why", "pack"]),
+    ro!("cargo", subs: &["tree", "metadata", "search", "version", "locate-project", "verify-project", "read-manifest", "pkgid"]),
+    ro!("pip", subs: &["list", "show", "freeze", "check", "search", "index", "inspect"]),
+    ro!("pip3", subs: &["list", "show", "freeze", "check"]),
+    ro!("go", subs: &["version", "env", "list", "doc", "help"]),
+    ro!("gh", subs: &["status", "browse"]),
+];
+
+/// The baseline risk of a command: `ReadOnly` when the program only reads and nothing it
+/// touches is written, else `Moderate`.
+pub(crate) fn baseline(v: &View<'_>) -> Risk {
+    if v.fx.paths.iter().any(|u| u.access != Access::Read) {
+        return Risk::Moderate;
+    }
+    if v.rec.argv.is_empty() {
+        return Risk::ReadOnly;
+    }
+    // `X --version`, `X --help`.
+    if v.args.len() == 1
+        && matches!(
+            v.args[0],
+            "--version" | "-V" | "--help" | "-h" | "version" | "help"
+        )
+    {
+        return Risk::ReadOnly;
+    }
+    let prog = v.program();
+    let Some(entry) = READ_ONLY.iter().find(|r| r.program == prog) else {
+        return Risk::Moderate;
+    };
+    let unsafe_arg = v.args.iter().any(|a| {
+        entry.unsafe_args.iter().any(|u| {
+            if u.ends_with('=') {
+                a.starts_with(u)
+            } else {
+                a == u
+            }
+        })
+    });
+    if unsafe_arg {
+        return Risk::Moderate;
+    }
+    if !v.rec.code.eq(&crate::walk::CodeInput::None) {
+        return Risk::Moderate;
+    }
+    match prog {
+        "find" => {
+            let info = crate::nested::parse_find(&v.rec.argv);
+            if info.delete || !info.execs.is_empty() || !info.writes.is_empty() {
+                return Risk::Moderate;
+            }
+        }
+        "sed"
+            if v.args.iter().any(|a| {
+                a.starts_with("-i")
+                    || a.starts_with("--in-place")
+                    || a.contains("/e")
+                    || a.contains(" w ")
+                    || a.starts_with('w')
+            }) =>
+        {
+            return Risk::Moderate;
+        }
+        "awk" | "gawk" => {
+            let code = crate::interp::inline_code(crate::interp::Interp::Awk, &v.rec.argv)
+                .unwrap_or_default();
+            if code.contains("system") || code.contains('>') || code.contains('|') {
+                return Risk::Moderate;
+            }
+        }
+        "env" | "command" if v.args.iter().any(|a| !a.starts_with('-')) => return Risk::Moderate,
+        "xxd" if v.args.iter().filter(|a| !a.starts_with('-')).count() > 1 => {
+            return Risk::Moderate;
+        }
+        "uniq" if v.args.iter().filter(|a| !a.starts_with('-')).count() > 1 => {
+            return Risk::Moderate;
+        }
+        _ => {}
+    }
+    if entry.subs.is_empty() {
+        return Risk::ReadOnly;
+    }
+    let sub = if prog == "git" {
+        super::git::git_sub(v).map(|(s, _)| s)
+    } else {
+        v.positionals(&[
+            "-n",
+            "--namespace",
+            "--context",
+            "-o",
+            "--output",
+            "-C",
+            "--manifest-path",
+        ])
+        .first()
+        .copied()
+    };
+    match sub {
+        Some(s) if entry.subs.contains(&s) => Risk::ReadOnly,
+        Some("branch")
+            if prog == "git"
+                && v.args.iter().all(|a| {
+                    matches!(
+                        *a,
+                        "branch"
+                            | "-a"
+                            | "-r"
+                            | "-v"
+                            | "-vv"
+                            | "--list"
+                            | "-l"
+                            | "--all"
+                            | "--remotes"
+                            | "--show-current"
+                    ) || a.starts_with("--contains")
+                        || a.starts_with("--merged")
+                        || a.starts_with("--no-merged")
+                        || a.starts_with("--format")
+                }) =>
+        {
+            Risk::ReadOnly
+        }
+        Some("tag" | "remote" | "stash" | "worktree" | "config" | "reflog") if prog == "git" => {
+            let rest: Vec<&str> = super::git::git_sub(v).map(|(_, r)| r).unwrap_or_default();
+            let listing = rest.is_empty()
+                || rest.iter().all(|a| {
+                    matches!(
+                        *a,
+                        "-l" | "--list"
+                            | "-v"
+                            | "--verbose"
+                            | "list"
+                            | "show"
+                            | "get-url"
+                            | "--get"
+                            | "--get-all"
+                            | "--get-regexp"
+                            | "--show-origin"
+                            | "--global"
+                            | "--local"
+                            | "-n"
+                    ) || a.starts_with("--format")
+                        || a.starts_with("--sort")
+                })
+                || (rest.first().is_some_and(|a| {
+                    matches!(
+                        *a,
+                        "--get"
+                            | "--get-all"
+                            | "--get-regexp"
+                            | "-l"
+                            | "--list"
+                            | "show"
+                            | "list"
+                            | "get-url"
+                    )
+                }));
+            if listing {
+                Risk::ReadOnly
+            } else {
+                Risk::Moderate
+            }
+        }
+        _ => Risk::Moderate,
+    }
+}

@@ -1,0 +1,591 @@
+//! Simple commands: assignments, redirections, wrapper stripping, and the commands that run
+//! other code (`bash -c`, `eval`, `source`, `xargs`, `parallel`, `find -exec`, `watch`,
+//! `flock -c`, `su -c`, `ssh`, interpreters, functions).
+
+use brush_parser::ast;
+use toolgate_protocol::Risk;
+
+use crate::expand::clip;
+use crate::interp;
+use crate::types::{Origin, Redirect};
+use crate::unwrap::{Stripped, WrapKind, find_wrapper, strip};
+use crate::walk::{CodeInput, Rec, RedirectRec, Walker};
+use crate::words::{Field, Val};
+
+/// Shells whose `-c` body, script argument or stdin is shell code.
+pub(crate) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "rbash", "tcsh", "csh",
+];
+
+/// Programs that read SQL (or a database command language) from stdin.
+pub(crate) const DB_CLIENTS: &[&str] = &[
+    "psql",
+    "mysql",
+    "mariadb",
+    "sqlite3",
+    "mongo",
+    "mongosh",
+    "redis-cli",
+    "cqlsh",
+    "clickhouse-client",
+    "sqlcmd",
+    "duckdb",
+];
+
+/// Basename of a program word, without a Windows `.exe`.
+pub(crate) fn basename(word: &str) -> String {
+    let b = word.rsplit('/').next().unwrap_or(word);
+    b.strip_suffix(".exe").unwrap_or(b).to_owned()
+}
+
+/// Pieces of a simple command collected before it runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    /// Leading assignments.
+    pub env: Vec<(String, String)>,
+    /// Redirects.
+    pub redirects: Vec<RedirectRec>,
+    /// Here-doc or here-string text and whether it is static.
+    pub stdin: Option<(String, bool)>,
+}
+
+impl Walker<'_> {
+    pub fn walk_simple(&mut self, s: &ast::SimpleCommand) -> Option<usize> {
+        let mut words: Vec<Field> = Vec::new();
+        let mut assigns: Vec<(String, Val, String)> = Vec::new();
+        let mut p = Pending {
+            env: Vec::new(),
+            redirects: self.inherited.clone(),
+            stdin: None,
+        };
+        let items = s
+            .prefix
+            .iter()
+            .flat_map(|x| x.0.iter())
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain(s.suffix.iter().flat_map(|x| x.0.iter()).map(Some));
+        for item in items {
+            let Some(item) = item else {
+                if let Some(w) = &s.word_or_name {
+                    words.extend(self.expand_word(&w.value));
+                }
+                continue;
+            };
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    let (rec, stdin) = self.redirect(r);
+                    if let Some(rec) = rec {
+                        p.redirects.push(rec);
+                    }
+                    if stdin.is_some() {
+                        p.stdin = stdin;
+                    }
+                }
+                ast::CommandPrefixOrSuffixItem::Word(w) => words.extend(self.expand_word(&w.value)),
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    if words.is_empty() {
+                        let (val, text) = self.assignment_value(a);
+                        let name = match &a.name {
+                            ast::AssignmentName::VariableName(n) => n.clone(),
+                            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                        };
+                        let val = if matches!(a.name, ast::AssignmentName::ArrayElementName(..)) {
+                            Val::Unknown
+                        } else {
+                            val
+                        };
+                        assigns.push((name, val, text));
+                    } else {
+                        // `export A=b`, `declare -x A=b`, `local A=b`.
+                        let (val, _) = self.assignment_value(a);
+                        if let ast::AssignmentName::VariableName(n) = &a.name {
+                            self.set_var(n, val);
+                        }
+                        words.extend(self.expand_word(&w.value));
+                    }
+                }
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                    let idx = self.process_substitution(&sub.list);
+                    let text = match kind {
+                        ast::ProcessSubstitutionKind::Read => "<(…)",
+                        ast::ProcessSubstitutionKind::Write => ">(…)",
+                    };
+                    words.push(Field {
+                        text: text.into(),
+                        procsub: Some(idx),
+                        ..Field::default()
+                    });
+                }
+            }
+        }
+        if words.is_empty() {
+            for (name, val, _) in assigns {
+                self.set_var(&name, val);
+            }
+            if p.redirects.len() > self.inherited.len() {
+                return self.record(Vec::new(), Vec::new(), p, CodeInput::None);
+            }
+            return None;
+        }
+        p.env = assigns.into_iter().map(|(n, _, t)| (n, t)).collect();
+        self.run_argv(words, Vec::new(), p)
+    }
+
+    fn set_var(&mut self, name: &str, val: Val) {
+        if name == "IFS" {
+            self.opaque("the command assigns IFS, which changes how words split");
+        }
+        let cond = self.cond > 0;
+        self.vars.assign(name, val, cond);
+    }
+
+    fn assignment_value(&mut self, a: &ast::Assignment) -> (Val, String) {
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let fields = self.expand_word(&w.value);
+                let text = fields
+                    .iter()
+                    .map(|f| f.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let dynamic = fields.iter().any(|f| f.dynamic);
+                let mut val = if dynamic {
+                    Val::Unknown
+                } else {
+                    Val::Scalar(text.clone())
+                };
+                if a.append
+                    && let (ast::AssignmentName::VariableName(n), Val::Scalar(new)) =
+                        (&a.name, &val)
+                {
+                    val = match self.vars.get(n) {
+                        Some(Val::Scalar(old)) => Val::Scalar(format!("{old}{new}")),
+                        _ => Val::Unknown,
+                    };
+                }
+                if text.len() > self.limits.max_value_bytes {
+                    val = Val::Unknown;
+                }
+                (val, text)
+            }
+            ast::AssignmentValue::Array(items) => {
+                let mut vals = Vec::new();
+                let mut dynamic = false;
+                for (_, w) in items {
+                    for f in self.expand_word(&w.value) {
+                        dynamic |= f.dynamic;
+                        vals.push(f.text);
+                    }
+                }
+                let text = format!("({})", vals.join(" "));
+                (
+                    if dynamic || a.append {
+                        Val::Unknown
+                    } else {
+                        Val::Array(vals)
+                    },
+                    text,
+                )
+            }
+        }
+    }
+
+    /// Resolves one redirection. Returns the record and, for here-docs and here-strings, the
+    /// text fed on stdin with whether it is static.
+    pub fn redirect(
+        &mut self,
+        r: &ast::IoRedirect,
+    ) -> (Option<RedirectRec>, Option<(String, bool)>) {
+        let one = |w: &mut Self, raw: &str| -> Field {
+            let mut fs = w.expand_word(raw);
+            match fs.len() {
+                1 => fs.remove(0),
+                _ => Field {
+                    text: raw.to_owned(),
+                    dynamic: true,
+                    ..Field::default()
+                },
+            }
+        };
+        let fdnum = |fd: &Option<ast::IoFd>| fd.as_ref().and_then(|f| u32::try_from(*f).ok());
+        match r {
+            ast::IoRedirect::File(fd, kind, target) => {
+                use ast::IoFileRedirectKind as K;
+                let (op, write, read) = match kind {
+                    K::Read => ("<", false, true),
+                    K::Write => (">", true, false),
+                    K::Append => (">>", true, false),
+                    K::ReadAndWrite => ("<>", true, true),
+                    K::Clobber => (">|", true, false),
+                    K::DuplicateInput => ("<&", false, false),
+                    K::DuplicateOutput => (">&", false, false),
+                };
+                let field = match target {
+                    ast::IoFileRedirectTarget::Filename(w) => one(self, &w.value),
+                    ast::IoFileRedirectTarget::Fd(n) => Field::lit(n.to_string()),
+                    ast::IoFileRedirectTarget::Duplicate(w) => {
+                        let f = one(self, &w.value);
+                        // `>&file` (not a number or `-`) writes the file.
+                        if !f.text.chars().all(|c| c.is_ascii_digit() || c == '-') {
+                            let rec = RedirectRec {
+                                public: Redirect {
+                                    fd: fdnum(fd),
+                                    op: op.into(),
+                                    target: f.text.clone(),
+                                    dynamic: f.dynamic,
+                                },
+                                target: f,
+                                write: true,
+                                read: false,
+                            };
+                            return (Some(rec), None);
+                        }
+                        f
+                    }
+                    ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                        let idx = self.process_substitution(&sub.list);
+                        Field {
+                            text: "(…)".into(),
+                            procsub: Some(idx),
+                            ..Field::default()
+                        }
+                    }
+                };
+                let write = write && field.procsub.is_none();
+                let rec = RedirectRec {
+                    public: Redirect {
+                        fd: fdnum(fd),
+                        op: op.into(),
+                        target: field.text.clone(),
+                        dynamic: field.dynamic,
+                    },
+                    target: field,
+                    write,
+                    read,
+                };
+                (Some(rec), None)
+            }
+            ast::IoRedirect::OutputAndError(w, append) => {
+                let f = one(self, &w.value);
+                let op = if *append { "&>>" } else { "&>" };
+                let rec = RedirectRec {
+                    public: Redirect {
+                        fd: None,
+                        op: op.into(),
+                        target: f.text.clone(),
+                        dynamic: f.dynamic,
+                    },
+                    target: f,
+                    write: true,
+                    read: false,
+                };
+                (Some(rec), None)
+            }
+            ast::IoRedirect::HereDocument(fd, doc) => {
+                let (text, ok) = if doc.requires_expansion {
+                    self.expand_heredoc(&doc.doc.value)
+                } else {
+                    (doc.doc.value.clone(), true)
+                };
+                let text = if doc.remove_tabs {
+                    text.lines()
+                        .map(|l| l.trim_start_matches('\t'))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                } else {
+                    text
+                };
+                let rec = RedirectRec {
+                    public: Redirect {
+                        fd: fdnum(fd),
+                        op: "<<".into(),
+                        target: doc.here_end.value.clone(),
+                        dynamic: false,
+                    },
+                    target: Field::lit(&doc.here_end.value),
+                    write: false,
+                    read: false,
+                };
+                let stdin = matches!(fdnum(fd), None | Some(0)).then_some((text, ok));
+                (Some(rec), stdin)
+            }
+            ast::IoRedirect::HereString(fd, w) => {
+                let fields = self.expand_word(&w.value);
+                let dynamic = fields.iter().any(|f| f.dynamic);
+                let text = fields
+                    .into_iter()
+                    .map(|f| f.text)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    + "\n";
+                let rec = RedirectRec {
+                    public: Redirect {
+                        fd: fdnum(fd),
+                        op: "<<<".into(),
+                        target: clip(&text),
+                        dynamic,
+                    },
+                    target: Field::lit(""),
+                    write: false,
+                    read: false,
+                };
+                let stdin = matches!(fdnum(fd), None | Some(0)).then_some((text, !dynamic));
+                (Some(rec), stdin)
+            }
+        }
+    }
+
+    /// Strips wrappers and handles commands that run other code; records the leaf.
+    pub(crate) fn run_argv(
+        &mut self,
+        mut argv: Vec<Field>,
+        mut wrappers: Vec<String>,
+        mut p: Pending,
+    ) -> Option<usize> {
+        loop {
+            let Some(first) = argv.first() else {
+                return self.record(argv, wrappers, p, CodeInput::None);
+            };
+            if first.dynamic {
+                let why = if first.net {
+                    " (it comes from a download)"
+                } else {
+                    ""
+                };
+                self.opaque(format!(
+                    "command name `{}` is not static{why}",
+                    clip(&first.text)
+                ));
+                if first.net {
+                    self.finding(Risk::High, "remote_code_execution", format!("`{}` (rule rce.command_from_download): the command to run is downloaded", clip(&first.text)));
+                }
+                return self.record(argv, wrappers, p, CodeInput::None);
+            }
+            if first.glob {
+                self.opaque(format!(
+                    "command name `{}` is a glob pattern",
+                    clip(&first.text)
+                ));
+            }
+            if !first.text.is_ascii() {
+                self.opaque(format!(
+                    "command name `{}` contains non-ASCII characters",
+                    clip(&first.text)
+                ));
+            }
+            let prog = basename(&first.text);
+            if prog == "env" {
+                match self.strip_env(&argv, &mut p) {
+                    Some(i) => {
+                        wrappers.push("env".into());
+                        argv.drain(..i);
+                        continue;
+                    }
+                    None => return self.record(argv, wrappers, p, CodeInput::None),
+                }
+            }
+            if prog == "xargs" || prog == "parallel" {
+                return self.run_xargs(argv, wrappers, p);
+            }
+            if let Some(spec) = find_wrapper(&prog, &argv[1..]) {
+                match strip(spec, &argv) {
+                    Stripped::NoCommand => return self.record(argv, wrappers, p, CodeInput::None),
+                    Stripped::At(i) => {
+                        if (prog == "flock" || prog == "watch")
+                            && let Some(r) = self.run_flock_watch(&prog, &argv, i, &wrappers, &p)
+                        {
+                            let rec = self.record(argv, wrappers, p, CodeInput::None);
+                            return rec.or(Some(r));
+                        }
+                        match spec.kind {
+                            WrapKind::Transparent | WrapKind::Privilege => {
+                                wrappers.push(prog);
+                                argv.drain(..i);
+                                continue;
+                            }
+                            WrapKind::Runner => {
+                                let inner = argv[i..].to_vec();
+                                let outer = self.record(
+                                    argv,
+                                    wrappers,
+                                    Pending {
+                                        env: p.env.clone(),
+                                        redirects: p.redirects.clone(),
+                                        stdin: p.stdin.clone(),
+                                    },
+                                    CodeInput::None,
+                                );
+                                if self.enter() {
+                                    self.depth += 1;
+                                    let saved = std::mem::replace(&mut self.origin, Origin::Runner);
+                                    self.run_argv(
+                                        inner,
+                                        Vec::new(),
+                                        Pending {
+                                            env: Vec::new(),
+                                            redirects: Vec::new(),
+                                            stdin: p.stdin,
+                                        },
+                                    );
+                                    self.origin = saved;
+                                    self.depth -= 1;
+                                }
+                                return outer;
+                            }
+                        }
+                    }
+                }
+            }
+            if prog == "ssh" {
+                let rec = self.run_ssh(&argv);
+                let out = self.record(argv, wrappers, p, CodeInput::None);
+                let _ = rec;
+                return out;
+            }
+            if prog == "su" {
+                if let Some(body) = flag_value(&argv, &["-c", "--command"]) {
+                    let code = body.text.clone();
+                    let out = self.record(argv, wrappers, p, CodeInput::None);
+                    self.nested_code(&code, Origin::ShellC, None, None);
+                    return out;
+                }
+                return self.record(argv, wrappers, p, CodeInput::None);
+            }
+            break;
+        }
+        let prog = basename(&argv[0].text);
+        // Builtins that change state.
+        match prog.as_str() {
+            "cd" | "pushd" | "popd" | "chdir" => self.change_dir(&prog, &argv),
+            "unset" => {
+                for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
+                    self.vars
+                        .map
+                        .insert(a.text.clone(), Val::Scalar(String::new()));
+                }
+            }
+            "read" | "mapfile" | "readarray" | "getopts" => {
+                for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
+                    self.vars.map.insert(a.text.clone(), Val::Unknown);
+                }
+            }
+            "alias" => {
+                for a in argv.iter().skip(1) {
+                    if let Some((name, body)) = a.text.split_once('=') {
+                        self.opaque(format!(
+                            "alias `{name}` is defined; aliases are not expanded by the analyzer"
+                        ));
+                        let body = body.to_owned();
+                        self.nested_code(&body, Origin::Eval, None, None);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let code = self.code_input(&prog, &argv);
+        let idx = self.record(argv.clone(), wrappers, p, code.clone());
+        // Commands that run code given as arguments.
+        if self.funcs.contains_key(&prog) && argv[0].text == prog {
+            self.call_function(&prog, &argv[1..]);
+        } else if prog == "eval" {
+            let body = argv[1..]
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if argv[1..].iter().any(|a| a.net) {
+                self.finding(
+                    Risk::High,
+                    "remote_code_execution",
+                    format!(
+                        "`eval {}` (rule rce.eval_download): evaluates downloaded text",
+                        clip(&body)
+                    ),
+                );
+            }
+            self.nested_code(&body, Origin::Eval, None, None);
+        } else if SHELLS.contains(&prog.as_str()) {
+            self.run_shell_args(&argv);
+        } else if prog == "find" {
+            self.run_find_exec(&argv);
+        } else if let Some(lang) = interp::interp_of(&prog)
+            && let Some(code) = interp::inline_code(lang, &argv)
+        {
+            self.scan_interp(lang, &code, &prog);
+        }
+        if let CodeInput::ProcSub(lang, pidx) = code {
+            let stages = self
+                .producers
+                .get(pidx)
+                .map(|p| p.stages.clone())
+                .unwrap_or_default();
+            let out = self.pipeline_output(&stages);
+            self.feed(lang, out, &prog, Origin::PipeToShell, idx);
+        }
+        idx
+    }
+
+    /// Runs nested shell code with optional positional parameters.
+    pub fn nested_code(
+        &mut self,
+        code: &str,
+        origin: Origin,
+        arg0: Option<String>,
+        args: Option<Vec<String>>,
+    ) {
+        let saved_vars = self.vars.clone();
+        let saved_cwd = self.cwd.clone();
+        if args.is_some() || arg0.is_some() {
+            self.vars.positional = args;
+            self.vars.arg0 = arg0;
+        }
+        self.walk_code(code, origin);
+        self.vars = saved_vars;
+        self.cwd = saved_cwd;
+    }
+
+    /// Records a leaf command.
+    pub(crate) fn record(
+        &mut self,
+        argv: Vec<Field>,
+        wrappers: Vec<String>,
+        p: Pending,
+        code: CodeInput,
+    ) -> Option<usize> {
+        if self.recs.len() >= self.limits.max_commands {
+            let _ = self.enter();
+            return None;
+        }
+        let program = argv.first().map(|f| basename(&f.text)).unwrap_or_default();
+        let stage = self.pipe.1.len();
+        self.note_downloads(&program, &argv);
+        self.recs.push(Rec {
+            argv,
+            program,
+            wrappers,
+            env: p.env,
+            redirects: p.redirects,
+            origin: self.origin,
+            cwd: self.cwd.clone(),
+            pipeline: self.pipe.0,
+            stage,
+            stdin: p.stdin,
+            code,
+            background: self.background,
+            extra_writes: Vec::new(),
+            fed: None,
+        });
+        Some(self.recs.len() - 1)
+    }
+}
+
+/// The value of the first of `names` in `argv` (`-c BODY`, `--command=BODY`).
+pub(crate) fn flag_value<'a>(argv: &'a [Field], names: &[&str]) -> Option<&'a Field> {
+    argv.iter().enumerate().find_map(|(i, a)| {
+        names
+            .contains(&a.text.as_str())
+            .then(|| argv.get(i + 1))
+            .flatten()
+    })
+}

