@@ -67,6 +67,8 @@ pub enum Command {
     /// Show which sandbox layers work here; run a command in the sandbox.
     #[command(subcommand)]
     Sandbox(SandboxCmd),
+    /// Serve the tools to MCP clients over stdio or Streamable HTTP (--http ADDR).
+    Serve(crate::cmd::serve::ServeArgs),
 }
 
 /// How a session is set up; shared by every subcommand that runs or lists tools.

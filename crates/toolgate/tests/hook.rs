@@ -129,3 +129,70 @@ fn unreadable_input_blocks_instead_of_failing_open() {
         assert!(!out.stderr.is_empty());
     }
 }
+
+#[test]
+fn with_settings_the_hook_applies_toolgate_rules_to_every_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings =
+        r#"{"permissions": {"deny": ["Bash(git push *)"], "allow": ["Bash(npm test)"]}}"#;
+    let input = |cmd: &str| {
+        json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": cmd},
+               "cwd": dir.path(), "permission_mode": "default"})
+        .to_string()
+        .into_bytes()
+    };
+    let run = |args: &[&str], cmd: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .arg("hook")
+            .args(args)
+            .env("HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(&input(cmd));
+        decision(&child.wait_with_output().unwrap())
+    };
+    let s = ["--settings", settings];
+    assert_eq!(run(&s, "git push origin main"), (Some("deny".into()), 0));
+    assert_eq!(
+        run(&s, "ls && nohup timeout 9 git push -f"),
+        (Some("deny".into()), 0),
+        "wrappers and compounds"
+    );
+    assert_eq!(
+        run(&s, "echo $(git push)"),
+        (Some("deny".into()), 0),
+        "substitutions"
+    );
+    assert_eq!(
+        run(&s, "npm test"),
+        (None, 0),
+        "an allow is only answered with --decide"
+    );
+    assert_eq!(
+        run(&["--settings", settings, "--decide"], "npm test"),
+        (Some("allow".into()), 0)
+    );
+    assert_eq!(
+        run(
+            &["--settings", settings, "--decide"],
+            "npm test && rm -rf build"
+        ),
+        (None, 0),
+        "every subcommand must be allowed"
+    );
+    assert_eq!(
+        run(&s, "touch x"),
+        (None, 0),
+        "no rule matched: Claude Code decides"
+    );
+    assert_eq!(
+        run(&["--settings", "{broken"], "ls").1,
+        2,
+        "broken settings block"
+    );
+}

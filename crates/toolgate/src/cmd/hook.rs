@@ -6,6 +6,12 @@
 //! anything else the hook prints nothing, so Claude Code's own rules still apply. With
 //! `--decide` it answers `allow` for read-only commands it fully understood.
 //!
+//! With `--settings FILE|JSON`, `--allow/--ask/--deny RULE` or `--claude` (which reads the
+//! `.claude/` settings files too) it also applies toolgate's permission engine to the
+//! analyzer's facts: a deny or ask from a rule, the mode or the risk floor is answered, an
+//! allow only with `--decide`, and "no rule matched" stays no opinion so Claude Code's own
+//! rules still apply.
+//!
 //! The hook fails closed: input it cannot read blocks the call (exit 2, reason on stderr),
 //! because Claude Code treats every other failure of a hook as "no opinion".
 //!
@@ -13,12 +19,15 @@
 //! no registry: read stdin, analyse, print.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use toolgate_protocol::{Decision, Risk};
+use toolgate_policy::PolicyRequest;
+use toolgate_protocol::{Decision, Layer, Risk, Subject, ToolAnnotations};
 use toolgate_shell::{Analysis, Context};
+
+use crate::cmd::config::PolicyArgs;
 
 /// Largest hook input read from stdin; Claude Code's inputs are far smaller, and a runaway
 /// writer must not exhaust memory.
@@ -34,10 +43,25 @@ pub struct HookArgs {
     #[arg(long, default_value = "PreToolUse")]
     pub event: String,
 
-    /// Also answer `allow` for calls toolgate fully understood and found read-only, instead
-    /// of printing nothing.
+    /// Also answer `allow` for calls toolgate fully understood and found read-only (or that
+    /// toolgate's rules allow), instead of printing nothing.
     #[arg(long)]
     pub decide: bool,
+
+    /// toolgate's settings and rules (used only when given).
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+impl HookArgs {
+    fn uses_engine(&self) -> bool {
+        let p = &self.policy;
+        p.claude
+            || !p.settings.is_empty()
+            || !p.allow.is_empty()
+            || !p.ask.is_empty()
+            || !p.deny.is_empty()
+    }
 }
 
 /// Runs the hook.
@@ -63,7 +87,7 @@ pub fn run(args: HookArgs) -> ExitCode {
     if event != "PreToolUse" {
         return ExitCode::SUCCESS;
     }
-    match decide(&input, args.decide) {
+    match decide(&input, &args) {
         Ok(Some((decision, reason))) => {
             let out = json!({
                 "hookSpecificOutput": {
@@ -94,7 +118,7 @@ fn block(reason: &str) -> ExitCode {
 }
 
 /// The hook's answer for one PreToolUse input: `None` is "no opinion".
-pub fn decide(input: &Value, decide_allow: bool) -> Result<Option<(Decision, String)>, String> {
+pub fn decide(input: &Value, args: &HookArgs) -> Result<Option<(Decision, String)>, String> {
     let tool = input
         .get("tool_name")
         .and_then(Value::as_str)
@@ -113,15 +137,65 @@ pub fn decide(input: &Value, decide_allow: bool) -> Result<Option<(Decision, Str
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
-    let mut ctx = Context::new(cwd.clone()).with_root(cwd);
-    if let Some(project) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|p| !p.is_empty()) {
-        ctx = ctx.with_root(PathBuf::from(project));
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| cwd.clone(), PathBuf::from);
+    let mut ctx = Context::new(cwd.clone()).with_root(project.clone());
+    if !cwd.starts_with(&project) {
+        ctx = ctx.with_root(cwd.clone());
     }
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         ctx = ctx.with_home(PathBuf::from(home));
     }
     let analysis = toolgate_shell::analyze(command, &ctx);
-    Ok(verdict(&analysis, decide_allow))
+    if !args.uses_engine() {
+        return Ok(verdict(&analysis, args.decide));
+    }
+    engine_verdict(input, &analysis, &project, &cwd, args)
+}
+
+/// toolgate's permission engine on the analyzer's facts.
+fn engine_verdict(
+    input: &Value,
+    analysis: &Analysis,
+    project: &Path,
+    cwd: &Path,
+    args: &HookArgs,
+) -> Result<Option<(Decision, String)>, String> {
+    let mode = input.get("permission_mode").and_then(Value::as_str);
+    let opts = args.policy.load_options(project, &[], mode);
+    let loaded = args
+        .policy
+        .load(&opts)
+        .map_err(|e| format!("toolgate hook: {e}"))?;
+    let mut facts = analysis.facts();
+    let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
+    facts.subject = tool_input
+        .get("command")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let roots = [project];
+    let subject = Subject::Command {
+        field: "command".into(),
+    };
+    let request = PolicyRequest {
+        tool: "Bash",
+        subject: &subject,
+        annotations: ToolAnnotations::default(),
+        input: &tool_input,
+        facts: &facts,
+        mode: loaded.mode,
+        hook: None,
+        cwd,
+        roots: &roots,
+    };
+    let v = loaded.engine.decide(&request).verdict;
+    Ok(match (v.decision, v.layer) {
+        // Nothing matched: leave it to Claude Code's own rules.
+        (Decision::Ask, Layer::Default) => None,
+        (Decision::Allow, _) if !args.decide => None,
+        (decision, _) => Some((decision, format!("toolgate: {}", v.reason))),
+    })
 }
 
 fn verdict(analysis: &Analysis, decide_allow: bool) -> Option<(Decision, String)> {

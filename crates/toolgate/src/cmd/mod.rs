@@ -7,6 +7,7 @@ pub mod config;
 mod exec;
 pub mod hook;
 pub mod sandbox;
+pub mod serve;
 mod tools;
 pub mod trust;
 
@@ -29,6 +30,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Audit(cmd) => audit::run(cmd),
         Command::Sandbox(cmd) => sandbox::run(cmd),
         Command::Hook(args) => hook::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
 
