@@ -1,1 +1,78 @@
-//! toolgate-hooks: placeholder; filled in by its issue.
+//! toolgate-hooks: Claude Code compatible lifecycle hooks.
+//!
+//! The `hooks` key of every settings source is merged into one [`HookConfig`] (identical
+//! handlers run once; `disableAllHooks` and the managed-only lock respected; project hooks
+//! only once the workspace is trusted). A [`HookEngine`] runs the handlers of an event in
+//! parallel — `command` handlers in their own process group with the event JSON on stdin,
+//! `http` handlers as one POST — and aggregates what they said. It implements the gate's
+//! [`HookStage`](toolgate_core::stages::HookStage) for `PreToolUse` (stage 5) and
+//! `PostToolUse` / `PostToolUseFailure` (stage 10); the other events are library calls,
+//! [`HookEngine::fire`].
+//!
+//! Where Claude Code fails open, toolgate is stricter (reference §11):
+//!
+//! - the parent enforces every timeout and kills the hook's whole process group, and the
+//!   group is also cleaned up when the hook exits;
+//! - stdout and stderr are drained concurrently and capped ([`MAX_STREAM_BYTES`]), stdin is
+//!   written concurrently, payloads never go through the environment;
+//! - output that starts with `{` but is not valid JSON, or JSON with a field of the wrong
+//!   type, is a recorded error with the reason, not silently ignored;
+//! - a handler with `"failClosed": true` (toolgate extension) turns its own failure
+//!   (timeout, crash, bad output) into a deny for PreToolUse;
+//! - two PreToolUse hooks that replace the input with different values deny the call.
+//!
+//! # Example
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_hooks::{HookConfig, HookEngine, HookEnv, HookEvent, HookDecision};
+//!
+//! let hooks = json!({
+//!     "UserPromptSubmit": [{
+//!         "hooks": [{
+//!             "type": "command",
+//!             "command": "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; } || true"
+//!         }]
+//!     }]
+//! });
+//! let config = HookConfig::from_settings(&[(hooks, true, "user".into())], false, false).unwrap();
+//! let dir = std::env::temp_dir();
+//! let engine = HookEngine::new(config, HookEnv { project_dir: dir, transcript_path: None });
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let out = engine
+//!     .fire(HookEvent::UserPromptSubmit, json!({"session_id": "s", "prompt": "my password is x"}))
+//!     .await;
+//! assert_eq!(out.blocked.as_deref(), Some("no secrets in prompts"));
+//! let out = engine
+//!     .fire(HookEvent::UserPromptSubmit, json!({"session_id": "s", "prompt": "hello"}))
+//!     .await;
+//! assert!(out.blocked.is_none());
+//! # });
+//! ```
+//!
+//! See `docs/hooks.md` for the settings format and worked examples.
+#![deny(missing_docs)]
+
+mod aggregate;
+mod config;
+mod engine;
+mod error;
+mod matcher;
+mod protocol;
+mod run_command;
+mod run_http;
+
+pub use aggregate::EventOutcome;
+pub use config::{
+    DEFAULT_TIMEOUT, DisableHooks, Handler, HandlerKind, HookConfig, HookEvent, HookSource,
+    MAX_TIMEOUT_SECS, MatcherGroup, USER_PROMPT_SUBMIT_TIMEOUT,
+};
+pub use engine::{HookEngine, HookEnv};
+pub use error::HookError;
+pub use matcher::{IfMatcher, Matcher, SimpleIfMatcher};
+pub use protocol::{
+    HookDecision, HookResult, HookStatus, MAX_STRING_CHARS, PermissionBehavior,
+    PermissionRequestDecision,
+};
+pub use run_command::MAX_STREAM_BYTES;

@@ -10,6 +10,8 @@ use toolgate_core::policy::{EngineConstraints, EnginePolicy, EnginePrompter};
 use toolgate_core::registry::RegistryError;
 use toolgate_core::sandbox::LinuxSandbox;
 use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, ViewOptions};
+use toolgate_hooks::{DisableHooks, HookConfig, HookEngine, HookEnv, HookSource};
+use toolgate_policy::settings::SourceKind;
 use toolgate_policy::{
     AutoReviewer, DenyAllPrompter, Engine, PolicyError, PolicyPrompter, RuleKind, TerminalPrompter,
     classifier_from,
@@ -42,6 +44,9 @@ pub enum SetupError {
     /// The gate could not be built.
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// The hooks in the settings are malformed.
+    #[error(transparent)]
+    Hooks(#[from] toolgate_hooks::HookError),
     /// The path of this executable (the sandbox helper) is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -173,6 +178,16 @@ pub fn gate(
         let exe = std::env::current_exe().map_err(SetupError::Exe)?;
         builder = builder.sandbox(Arc::new(LinuxSandbox::new(policy, exe)));
     }
+    let hooks = hook_config(&settings)?;
+    if !hooks.is_empty() {
+        builder = builder.hooks(Arc::new(HookEngine::new(
+            hooks,
+            HookEnv {
+                project_dir: settings.project.clone(),
+                transcript_path: None,
+            },
+        )));
+    }
     if let Some(audit) = audit
         && !audit.no_audit
     {
@@ -188,6 +203,41 @@ pub fn gate(
         gate: builder.build()?,
         engine,
     })
+}
+
+/// The hooks of every settings source. A project's hooks are active only once the
+/// workspace is trusted; `disableAllHooks` from managed settings disables every hook, from
+/// any other source only the non-managed ones.
+fn hook_config(settings: &toolgate_policy::Settings) -> Result<HookConfig, SetupError> {
+    let is_managed = |source: usize| {
+        settings
+            .sources
+            .get(source)
+            .is_some_and(|s| s.kind == SourceKind::Managed)
+    };
+    let sources: Vec<HookSource> = settings
+        .hooks
+        .iter()
+        .map(|h| HookSource {
+            hooks: h.value.clone(),
+            active: h.active,
+            label: settings
+                .sources
+                .get(h.source)
+                .map_or_else(|| "settings".to_owned(), |s| s.label.clone()),
+            managed: is_managed(h.source),
+        })
+        .collect();
+    let disable = match &settings.disable_all_hooks {
+        Some(d) if d.value && d.active && is_managed(d.source) => DisableHooks::All,
+        Some(d) if d.value && d.active => DisableHooks::NonManaged,
+        _ => DisableHooks::None,
+    };
+    Ok(HookConfig::from_sources(
+        &sources,
+        disable,
+        settings.managed_hooks_only,
+    )?)
 }
 
 /// The prompter for a session: the terminal when asked for and available, else deny-all;

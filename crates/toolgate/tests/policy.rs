@@ -183,3 +183,68 @@ fn check_reports_without_running() {
     assert!(!p.path().join("x").exists(), "check never runs the call");
     assert_eq!(out.status.code(), Some(3));
 }
+
+#[test]
+fn project_hooks_wait_for_trust_and_command_line_hooks_run() {
+    let p = project();
+    let marker = p.path().join("hook-ran");
+    let hooks = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": format!("touch {}", marker.display())}]}]}});
+    let mut settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(p.path().join(".toolgate/settings.json")).unwrap(),
+    )
+    .unwrap();
+    settings["hooks"] = hooks["hooks"].clone();
+    std::fs::write(
+        p.path().join(".toolgate/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        bin()
+            .env("XDG_CONFIG_HOME", config.path())
+            .args(args)
+            .arg("--workspace")
+            .arg(p.path())
+            .output()
+            .unwrap()
+    };
+    let read = [
+        "call",
+        "--no-audit",
+        "Read",
+        r#"{"file_path": "notes.txt"}"#,
+    ];
+    assert_eq!(run(&read).status.code(), Some(0));
+    assert!(!marker.exists(), "an untrusted project's hook must not run");
+
+    let with_cli_hook = [
+        "call",
+        "--no-audit",
+        "--settings",
+        &hooks.to_string(),
+        "Read",
+        r#"{"file_path": "notes.txt"}"#,
+    ];
+    assert_eq!(run(&with_cli_hook).status.code(), Some(0));
+    assert!(marker.exists(), "a command-line hook runs");
+    std::fs::remove_file(&marker).unwrap();
+
+    let trust = bin()
+        .env("XDG_CONFIG_HOME", config.path())
+        .arg("trust")
+        .arg(p.path())
+        .output()
+        .unwrap();
+    assert!(
+        trust.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trust.stderr)
+    );
+    assert_eq!(run(&read).status.code(), Some(0));
+    assert!(
+        marker.exists(),
+        "after `toolgate trust` the project's hook runs"
+    );
+}

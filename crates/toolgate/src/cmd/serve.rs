@@ -69,7 +69,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
     };
     let result = match &args.http {
-        None => rt.block_on(toolgate_mcp::serve_stdio(source)),
+        // On SIGTERM/SIGINT the serve future is dropped and the runtime shut down, which
+        // stops running tools (their process groups are killed on drop).
+        None => rt.block_on(async {
+            tokio::select! {
+                result = toolgate_mcp::serve_stdio(source) => result,
+                () = terminated() => Ok(()),
+            }
+        }),
         Some(addr) => {
             let addr = match parse_addr(addr) {
                 Ok(a) => a,
@@ -83,16 +90,10 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 .filter(|t| !t.is_empty());
             options.allowed_hosts = args.allow_hosts.clone();
             options.allowed_origins = args.allow_origins.clone();
-            let shutdown = async {
-                // If the signal handler cannot be installed, serve until killed.
-                if tokio::signal::ctrl_c().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            };
             rt.block_on(toolgate_mcp::serve_http(
                 source,
                 options,
-                shutdown,
+                terminated(),
                 |bound| eprintln!("toolgate serve: listening on http://{bound}/mcp"),
             ))
         }
@@ -104,6 +105,24 @@ pub fn run(args: ServeArgs) -> ExitCode {
             eprintln!("toolgate serve: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Completes on SIGTERM or SIGINT. If the handlers cannot be installed, never completes
+/// (the process can still be killed).
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending::<()>().await,
     }
 }
 
