@@ -1,1 +1,42 @@
-//! toolgate-mcp: placeholder; filled in by its issue.
+//! toolgate-mcp: the MCP server front door. Any MCP client (Claude Code, Claude Desktop,
+//! Codex, the Python and TypeScript SDKs) sees the tools of a toolgate session, and every
+//! `tools/call` goes through the same [`Gate`](toolgate_core::Gate) pipeline as the other
+//! front doors: schema, hooks, permission policy, constraints, sandbox, audit.
+//!
+//! - [`serve_stdio`] / [`serve_io`]: one connection, newline-delimited JSON-RPC;
+//! - [`serve_http`]: Streamable HTTP, many sessions, each with its own gate session;
+//! - [`SessionSource`]: where a connection's gate session comes from (the CLI picks the
+//!   profile named like the client's `clientInfo.name`); a [`Gate`](toolgate_core::Gate)
+//!   is itself a source.
+//!
+//! `tools/list` is the session's registry view with MCP annotations (`readOnlyHint`,
+//! `destructiveHint`, `idempotentHint`, `openWorldHint`) and output schemas; it is fixed for
+//! the connection. A failed call is an `isError` result whose `_meta` says why
+//! (see [`convert`]): `{"toolgate/code": "denied", "toolgate/layer": "rule"}` for a policy
+//! denial, `invalid_input` for a schema violation, `unknown_tool`, `execution_failed`,
+//! `cancelled`, … Protocol faults (bad JSON, unknown methods) are JSON-RPC errors, handled
+//! by rmcp (pinned exactly in the workspace) behind these types.
+//!
+//! ```no_run
+//! # async fn demo(gate: toolgate_core::Gate) -> Result<(), toolgate_mcp::ServeError> {
+//! use std::sync::Arc;
+//! toolgate_mcp::serve_stdio(Arc::new(gate)).await
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+pub mod convert;
+mod error;
+mod handler;
+mod http;
+mod source;
+mod stdio;
+
+pub use error::{ServeError, SessionError};
+pub use handler::{GateServer, MAX_SESSIONLESS_CLIENTS, PROGRESS_INTERVAL};
+pub use http::{HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, serve_http};
+pub use source::SessionSource;
+pub use stdio::{serve_io, serve_stdio};
+
+/// The client name recorded for a client that did not send `clientInfo`.
+pub const UNNAMED_CLIENT: &str = "mcp";

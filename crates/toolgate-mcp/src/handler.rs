@@ -1,0 +1,279 @@
+//! The MCP server handler: `tools/list` from the session's view, `tools/call` through the
+//! gate.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
+use toolgate_core::Gate;
+
+use crate::convert;
+use crate::source::SessionSource;
+
+/// How often a long call reports progress to a client that asked for it (with a
+/// `progressToken`): often enough that clients with idle timeouts keep waiting, rarely
+/// enough to cost nothing.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Instructions sent to the client with `initialize`.
+const INSTRUCTIONS: &str = "Tools behind toolgate: every call is checked (schema, hooks, \
+permission rules, sandbox) and audited. A result with isError and _meta \
+\"toolgate/code\": \"denied\" is a policy decision: do not retry it unchanged. \
+\"invalid_input\" and \"invalid_request\" mean the arguments need fixing.";
+
+/// Where a handler keeps its gate session.
+#[derive(Clone)]
+enum Slot {
+    /// One session for the connection (stdio, an HTTP session), opened on first use.
+    Connection(Arc<Mutex<Option<Gate>>>),
+    /// Sessionless requests (2026-07-28 HTTP): one session per client name, shared by
+    /// every request that carries that name.
+    ByClient(ByName),
+}
+
+/// Gate sessions by client name, with when each was last used.
+type ByName = Arc<Mutex<HashMap<String, (Gate, Instant)>>>;
+
+/// Most sessionless clients (distinct `clientInfo.name`s) kept at once; beyond this the
+/// least recently used session is ended, so clients inventing names cannot grow memory.
+pub const MAX_SESSIONLESS_CLIENTS: usize = 64;
+
+/// An MCP server in front of a gate. One value serves one connection; clones share it.
+#[derive(Clone)]
+pub struct GateServer {
+    source: Arc<dyn SessionSource>,
+    slot: Slot,
+    /// Set once an `initialize` arrived: the connection has a session of its own.
+    initialized: Arc<AtomicBool>,
+    stateless: Option<Slot>,
+    /// Cancelled when the connection's input ends: running calls stop.
+    closed: CancellationToken,
+}
+
+impl GateServer {
+    /// A server for one connection, taking its session from `source` on first use.
+    pub fn new(source: Arc<dyn SessionSource>) -> Self {
+        Self {
+            source,
+            slot: Slot::Connection(Arc::default()),
+            initialized: Arc::default(),
+            stateless: None,
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// Cancels every running call of this connection when `closed` is cancelled.
+    pub fn cancel_on(mut self, closed: CancellationToken) -> Self {
+        self.closed = closed;
+        self
+    }
+
+    /// A server for one HTTP request or session. Requests that never `initialize` (the
+    /// sessionless 2026-07-28 protocol) share the sessions in `shared`, one per client name.
+    pub(crate) fn for_http(source: Arc<dyn SessionSource>, shared: &SharedSessions) -> Self {
+        Self {
+            stateless: Some(Slot::ByClient(Arc::clone(&shared.0))),
+            ..Self::new(source)
+        }
+    }
+
+    /// The session for a request: the connection's, opened on first use with the client's
+    /// name from `initialize` or the request's `_meta`.
+    fn gate(&self, context: &RequestContext<RoleServer>) -> Result<Gate, McpError> {
+        // A sessionless (2026-07-28) request names its client in `_meta`; rmcp then fills
+        // `peer_info` with a placeholder, so `_meta` comes first.
+        let client = context
+            .meta
+            .client_info()
+            .map(|info| info.name)
+            .or_else(|| {
+                context
+                    .peer
+                    .peer_info()
+                    .map(|info| info.client_info.name.clone())
+            });
+        self.gate_for(client.as_deref())
+    }
+
+    fn gate_for(&self, client: Option<&str>) -> Result<Gate, McpError> {
+        let open_error = |e: crate::SessionError| McpError::internal_error(e.to_string(), None);
+        let slot = match (&self.stateless, self.is_initialized()) {
+            (Some(shared), false) => shared,
+            _ => &self.slot,
+        };
+        match slot {
+            Slot::Connection(cell) => {
+                let mut cell = cell.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(gate) = cell.as_ref() {
+                    return Ok(gate.clone());
+                }
+                let gate = self.source.open(client).map_err(open_error)?;
+                tracing::info!(client, session = gate.session().id(), "MCP session opened");
+                *cell = Some(gate.clone());
+                Ok(gate)
+            }
+            Slot::ByClient(map) => {
+                let key = client.unwrap_or(crate::UNNAMED_CLIENT).to_owned();
+                let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+                let now = Instant::now();
+                // Idle sessions end like idle HTTP sessions do.
+                map.retain(|_, (_, used)| now.duration_since(*used) < crate::SESSION_IDLE_TIMEOUT);
+                if let Some((gate, used)) = map.get_mut(&key) {
+                    *used = now;
+                    return Ok(gate.clone());
+                }
+                if map.len() >= MAX_SESSIONLESS_CLIENTS
+                    && let Some(oldest) = map
+                        .iter()
+                        .min_by_key(|(_, (_, used))| *used)
+                        .map(|(k, _)| k.clone())
+                {
+                    map.remove(&oldest);
+                }
+                let gate = self.source.open(client).map_err(open_error)?;
+                tracing::info!(
+                    client,
+                    session = gate.session().id(),
+                    "sessionless MCP client"
+                );
+                map.insert(key, (gate.clone(), now));
+                Ok(gate)
+            }
+        }
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.initialized.load(Ordering::Acquire)
+    }
+}
+
+/// Sessions of sessionless HTTP requests, keyed by client name; shared by every request of
+/// one HTTP server.
+#[derive(Clone, Default)]
+pub(crate) struct SharedSessions(ByName);
+
+impl ServerHandler for GateServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_instructions(INSTRUCTIONS);
+        info.server_info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        self.initialized.store(true, Ordering::Release);
+        // Open the session now so a broken profile fails the handshake, not the first call.
+        self.gate_for(Some(&request.client_info.name))?;
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let gate = self.gate(&context)?;
+        let tools = convert::tools(gate.view())
+            .map_err(|e| McpError::internal_error(format!("tool definition: {e}"), None))?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        // The list is fixed for the session, but settings may change between sessions;
+        // private because it is filtered by this client's policy.
+        result.ttl_ms = Some(0);
+        result.cache_scope = Some(rmcp::model::CacheScope::Private);
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        convert::tool(&self.source.default_view(), name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let gate = self.gate(&context)?;
+        let call = convert::tool_call(&context.id, &request.name, request.arguments);
+        let progress = context.meta.get_progress_token();
+        let cancel = CancelOn {
+            request: &context.ct,
+            connection: &self.closed,
+        };
+        let result = run(&gate, call, cancel, progress, &context.peer).await;
+        let out = convert::call_tool_result(&result)
+            .map_err(|e| McpError::internal_error(format!("result: {e}"), None))?;
+        Ok(CallToolResponse::Complete(out))
+    }
+}
+
+/// What cancels a call: the client's `notifications/cancelled` (or rmcp ending the
+/// connection), or the end of the connection's input.
+#[derive(Clone, Copy)]
+struct CancelOn<'a> {
+    request: &'a CancellationToken,
+    connection: &'a CancellationToken,
+}
+
+impl CancelOn<'_> {
+    async fn cancelled(self) {
+        tokio::select! {
+            () = self.request.cancelled() => {}
+            () = self.connection.cancelled() => {}
+        }
+    }
+}
+
+/// Runs a call, cancelling it when the client cancels the request (or the connection ends)
+/// and sending progress while it runs when the client asked for progress.
+async fn run(
+    gate: &Gate,
+    call: toolgate_protocol::ToolCall,
+    client: CancelOn<'_>,
+    progress: Option<ProgressToken>,
+    peer: &Peer<RoleServer>,
+) -> toolgate_protocol::CallResult {
+    let name = call.name.clone();
+    let cancel = gate.session().cancellation().child_token();
+    let exec = gate.execute_with_cancel(call, cancel.clone());
+    tokio::pin!(exec);
+    let started = Instant::now();
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + PROGRESS_INTERVAL,
+        PROGRESS_INTERVAL,
+    );
+    let mut cancelled = false;
+    loop {
+        tokio::select! {
+            result = &mut exec => return result,
+            () = client.cancelled(), if !cancelled => {
+                tracing::info!(tool = %name, "client cancelled the call");
+                cancelled = true;
+                cancel.cancel();
+            }
+            _ = ticker.tick(), if progress.is_some() && !cancelled => {
+                if let Some(token) = progress.clone() {
+                    let secs = started.elapsed().as_secs_f64().floor();
+                    let note = ProgressNotificationParam::new(token, secs)
+                        .with_message(format!("{name} running for {secs}s"));
+                    if let Err(e) = peer.notify_progress(note).await {
+                        tracing::debug!(error = %e, "progress notification not sent");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The server over an in-memory byte stream, driven with raw JSON-RPC lines: what any
+//! stdio client sees.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
+use toolgate_core::{Gate, Registry, ToolContext, ToolError, TypedTool, ViewOptions};
+use toolgate_protocol::*;
+
+fn spec(name: &str, read_only: bool, output: Option<Value>) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        version: "1".into(),
+        description: format!("{name} for tests"),
+        input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}},
+                             "required": ["text"], "additionalProperties": false}),
+        output_schema: output,
+        annotations: ToolAnnotations {
+            read_only,
+            ..Default::default()
+        },
+        concurrency: Concurrency::Shared,
+        timeout: TimeoutSpec {
+            default_ms: 60_000,
+            max_ms: 60_000,
+        },
+        subject: Subject::None,
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Input {
+    text: String,
+}
+
+struct Echo(ToolSpec);
+
+#[async_trait::async_trait]
+impl TypedTool for Echo {
+    type Input = Input;
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn run(&self, input: Input, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(input.text.clone()).with_structured(json!({"echo": input.text})))
+    }
+}
+
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Waits until cancelled and says so through the flag.
+struct Slow(ToolSpec, Arc<AtomicBool>);
+
+#[async_trait::async_trait]
+impl TypedTool for Slow {
+    type Input = Input;
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn run(&self, _input: Input, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        // The gate stops a cancelled tool by dropping its future, or the tool notices.
+        let _stopped = SetOnDrop(Arc::clone(&self.1));
+        ctx.cancel.cancelled().await;
+        Err(ToolError::Cancelled)
+    }
+}
+
+struct Client {
+    lines: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
+    writer: WriteHalf<DuplexStream>,
+    server: tokio::task::JoinHandle<Result<(), toolgate_mcp::ServeError>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Client {
+    async fn start(stopped: Arc<AtomicBool>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let output = json!({"type": "object", "properties": {"echo": {"type": "string"}}});
+        let registry = Registry::builder()
+            .register(Echo(spec("Echo", true, Some(output))))
+            .register(Slow(spec("Slow", true, None), stopped))
+            .register(Echo(spec("Secret", true, None)))
+            .build()
+            .unwrap();
+        let gate = Gate::builder()
+            .workspace(dir.path())
+            .registry(registry)
+            .view(ViewOptions {
+                deny: vec!["Secret".into()],
+                ..Default::default()
+            })
+            .build()
+            .unwrap();
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let (sr, sw) = tokio::io::split(server);
+        let server = tokio::spawn(toolgate_mcp::serve_io(Arc::new(gate), sr, sw));
+        let (cr, cw) = tokio::io::split(client);
+        Self {
+            lines: BufReader::new(cr).lines(),
+            writer: cw,
+            server,
+            _dir: dir,
+        }
+    }
+
+    async fn send(&mut self, msg: &str) {
+        self.writer.write_all(msg.as_bytes()).await.unwrap();
+        self.writer.write_all(b"\n").await.unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("a reply within 10 s")
+            .unwrap()
+            .expect("the server is still talking");
+        serde_json::from_str(&line).expect("stdout carries only JSON")
+    }
+
+    /// Sends a request and returns its response (skipping notifications).
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        )
+        .await;
+        loop {
+            let v = self.recv().await;
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+        }
+    }
+
+    async fn initialize(&mut self) {
+        let init = self
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "rust-test", "version": "1"}}),
+            )
+            .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "toolgate");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+    }
+
+    async fn call(&mut self, id: u64, name: &str, args: Value) -> Value {
+        let r = self
+            .request(id, "tools/call", json!({"name": name, "arguments": args}))
+            .await;
+        r["result"].clone()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_the_view_with_annotations_and_output_schemas() {
+    let mut c = Client::start(Arc::default()).await;
+    c.initialize().await;
+    let list = c.request(2, "tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Echo", "Slow"], "the denied tool is not listed");
+    assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
+    assert_eq!(tools[0]["outputSchema"]["type"], "object");
+    assert!(tools[1].get("outputSchema").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_go_through_the_gate_with_machine_readable_codes() {
+    let mut c = Client::start(Arc::default()).await;
+    c.initialize().await;
+    let ok = c.call(2, "Echo", json!({"text": "hi"})).await;
+    assert_eq!(ok["isError"], false);
+    assert_eq!(ok["content"][0]["text"], "hi");
+    assert_eq!(ok["structuredContent"], json!({"echo": "hi"}));
+
+    let denied = c.call(3, "Secret", json!({"text": "x"})).await;
+    assert_eq!(denied["isError"], true);
+    assert_eq!(denied["_meta"]["toolgate/code"], "denied");
+    assert!(denied["_meta"]["toolgate/layer"].is_string());
+
+    let unknown = c.call(4, "Ecko", json!({"text": "x"})).await;
+    assert_eq!(unknown["_meta"]["toolgate/code"], "unknown_tool");
+    assert_eq!(unknown["_meta"]["toolgate/details"]["near"][0], "Echo");
+
+    let invalid = c.call(5, "Echo", json!({"text": 3})).await;
+    assert_eq!(invalid["_meta"]["toolgate/code"], "invalid_input");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_stops_the_tool() {
+    let stopped = Arc::new(AtomicBool::new(false));
+    let mut c = Client::start(Arc::clone(&stopped)).await;
+    c.initialize().await;
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                   "params": {"name": "Slow", "arguments": {"text": "x"}}})
+        .to_string(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!stopped.load(Ordering::SeqCst));
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#)
+        .await;
+    for _ in 0..50 {
+        if stopped.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if !stopped.load(Ordering::SeqCst) {
+        let r = c.call(9, "Echo", json!({"text": "probe"})).await;
+        panic!("the tool did not see the cancellation; probe: {r}");
+    }
+    // The connection still works.
+    let ok = c.call(8, "Echo", json!({"text": "after"})).await;
+    assert_eq!(ok["content"][0]["text"], "after");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_and_unknown_methods_do_not_stop_the_server() {
+    let mut c = Client::start(Arc::default()).await;
+    c.initialize().await;
+    c.send("not json at all").await;
+    c.send("[1, 2, 3]").await;
+    let unknown = c.request(3, "no/such", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+    let ok = c.call(4, "Echo", json!({"text": "still here"})).await;
+    assert_eq!(ok["content"][0]["text"], "still here");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_mid_call_cancels_and_ends_the_server() {
+    let stopped = Arc::new(AtomicBool::new(false));
+    let mut c = Client::start(Arc::clone(&stopped)).await;
+    c.initialize().await;
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                   "params": {"name": "Slow", "arguments": {"text": "x"}}})
+        .to_string(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let Client {
+        server,
+        writer,
+        lines,
+        ..
+    } = c;
+    drop(writer);
+    drop(lines);
+    let done = tokio::time::timeout(Duration::from_secs(5), server).await;
+    assert!(done.is_ok(), "the server stops when the client goes away");
+    for _ in 0..50 {
+        if stopped.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        stopped.load(Ordering::SeqCst),
+        "the running call was cancelled"
+    );
+}

@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""Drives `toolgate serve` with the official Python MCP SDK (PyPI `mcp`).
+
+Usage: test_serve.py PATH/TO/toolgate [--only NAME]
+Prints one line per test and a closing `N passed, N failed`; exits non-zero on any failure.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import Implementation
+
+TOOLGATE = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/toolgate")
+ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+TESTS = []
+
+PROFILES = {
+    "toolgate": {
+        "profiles": {
+            # A client called "reviewer" sees only Read and Grep.
+            "reviewer": {"tools": ["Read", "Grep"]},
+        }
+    }
+}
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def workspace() -> Path:
+    ws = Path(tempfile.mkdtemp(prefix="toolgate-mcp-"))
+    (ws / "hello.txt").write_text("hello world\nsecond line\n")
+    (ws / "secret.txt").write_text("do not read\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "lib.rs").write_text("fn main() { println!(\"needle\"); }\n")
+    return ws
+
+
+def serve_args(ws: Path, *extra: str) -> list[str]:
+    return [
+        "serve", "--workspace", str(ws),
+        "--mode", "acceptEdits",
+        "--allow", "Bash",
+        "--deny", "Read(./secret.txt)",
+        "--settings", json.dumps(PROFILES),
+        *extra,
+    ]
+
+
+def stdio(ws: Path, name: str = "pytest", *extra: str, mode: str = "auto") -> Client:
+    params = StdioServerParameters(command=TOOLGATE, args=serve_args(ws, *extra), cwd=str(ws))
+    return Client(params, client_info=Implementation(name=name, version="1.0"), mode=mode)
+
+
+def meta(result) -> dict:
+    return dict(result.meta or {})
+
+
+def text(result) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def audit_records(ws: Path) -> list[dict]:
+    path = ws / ".toolgate" / "audit.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+
+
+def find_key(value, key):
+    """All values of `key` anywhere inside a JSON value."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == key:
+                yield v
+            yield from find_key(v, key)
+    elif isinstance(value, list):
+        for v in value:
+            yield from find_key(v, key)
+
+
+# ---------------------------------------------------------------- stdio
+
+
+@test
+async def stdio_list_tools_with_annotations():
+    ws = workspace()
+    async with stdio(ws) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert {"Read", "Grep", "Edit", "Bash"} <= set(tools), sorted(tools)
+        read = tools["Read"]
+        assert read.annotations.read_only_hint is True, read.annotations
+        assert read.annotations.open_world_hint is False, read.annotations
+        assert tools["Bash"].annotations.read_only_hint is False
+        for t in tools.values():  # output schemas are passed through where a tool has one
+            assert t.output_schema is None or t.output_schema.get("type") == "object", t.name
+        # Stable for the connection.
+        again = [t.name for t in (await c.list_tools()).tools]
+        assert again == list(tools), (again, list(tools))
+
+
+@test
+async def stdio_read_and_grep():
+    ws = workspace()
+    async with stdio(ws) as c:
+        r = await c.call_tool("Read", {"file_path": "hello.txt"})
+        assert not r.is_error, text(r)
+        assert "hello world" in text(r)
+        assert r.structured_content and r.structured_content.get("num_lines") == 2, r.structured_content
+        g = await c.call_tool("Grep", {"pattern": "needle", "output_mode": "files_with_matches"})
+        assert not g.is_error, text(g)
+        assert "lib.rs" in text(g), text(g)
+
+
+@test
+async def stdio_edit_needs_read_first():
+    ws = workspace()
+    async with stdio(ws) as c:
+        args = {"file_path": "hello.txt", "old_string": "second", "new_string": "2nd"}
+        before = await c.call_tool("Edit", args)
+        assert before.is_error, "an edit before a read must fail"
+        assert meta(before).get("toolgate/code") in ("invalid_request", "execution_failed"), meta(before)
+        assert (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error is False
+        after = await c.call_tool("Edit", args)
+        assert not after.is_error, text(after)
+    assert (ws / "hello.txt").read_text() == "hello world\n2nd line\n"
+
+
+@test
+async def stdio_denied_is_distinct():
+    ws = workspace()
+    async with stdio(ws) as c:
+        d = await c.call_tool("Read", {"file_path": "secret.txt"})
+        assert d.is_error
+        m = meta(d)
+        assert m.get("toolgate/code") == "denied", m
+        assert m.get("toolgate/layer") == "rule", m
+        assert "do not read" not in text(d)
+        u = await c.call_tool("NoSuchTool", {})
+        assert u.is_error and meta(u).get("toolgate/code") == "unknown_tool", meta(u)
+
+
+@test
+async def stdio_invalid_input():
+    ws = workspace()
+    async with stdio(ws) as c:
+        r = await c.call_tool("Read", {"file_path": 42})
+        assert r.is_error
+        assert meta(r).get("toolgate/code") == "invalid_input", meta(r)
+        assert "file_path" in text(r), text(r)
+
+
+@test
+async def stdio_cancel_long_bash():
+    ws = workspace()
+    pidfile = ws / "pid"
+    async with stdio(ws) as c:
+        cmd = f"echo $$ > {pidfile}; sleep 30; touch {ws / 'finished'}"
+        started = time.monotonic()
+        try:
+            await c.call_tool("Bash", {"command": cmd}, read_timeout_seconds=2)
+            raise AssertionError("the call should have timed out on the client")
+        except AssertionError:
+            raise
+        except Exception:
+            pass  # the client gave up and sent notifications/cancelled
+        assert time.monotonic() - started < 10
+        # The server is still usable.
+        r = await c.call_tool("Read", {"file_path": "hello.txt"})
+        assert not r.is_error, text(r)
+        # The shell was killed.
+        deadline = time.monotonic() + 5
+        pid = int(pidfile.read_text().strip())
+        while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+            await asyncio.sleep(0.1)
+        assert not os.path.exists(f"/proc/{pid}") or "zombie" in Path(f"/proc/{pid}/status").read_text(), \
+            f"shell {pid} still running after cancellation"
+    assert not (ws / "finished").exists()
+    codes = [r for r in audit_records(ws) if "cancelled" in list(find_key(r, "code"))]
+    assert codes, "the audit log records the cancelled call"
+
+
+@test
+async def stdio_progress_for_long_calls():
+    ws = workspace()
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, message))
+
+    async with stdio(ws) as c:
+        r = await c.call_tool("Bash", {"command": "sleep 2.5; echo done"}, progress_callback=on_progress)
+        assert not r.is_error, text(r)
+    assert len(seen) >= 2, seen
+
+
+@test
+async def stdio_client_name_selects_profile_and_is_audited():
+    ws = workspace()
+    async with stdio(ws, "reviewer") as c:
+        names = sorted(t.name for t in (await c.list_tools()).tools)
+        assert names == ["Grep", "Read"], names
+        assert not (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error
+    clients = set(find_key(audit_records(ws), "client"))
+    assert "reviewer" in clients, clients
+
+
+@test
+async def stdio_legacy_handshake():
+    ws = workspace()
+    async with stdio(ws, "legacy-client", mode="legacy") as c:
+        assert c.protocol_version < "2026", c.protocol_version
+        r = await c.call_tool("Read", {"file_path": "hello.txt"})
+        assert not r.is_error and "hello" in text(r)
+        d = await c.call_tool("Read", {"file_path": "secret.txt"})
+        assert meta(d).get("toolgate/code") == "denied"
+    assert "legacy-client" in set(find_key(audit_records(ws), "client"))
+
+
+def raw_session(ws: Path, lines: list[str], last_id: int, timeout: float = 20) -> list[dict]:
+    """Writes `lines`, reads replies until the one for `last_id`, then closes stdin (which
+    ends the session and cancels anything still running)."""
+    proc = subprocess.Popen([TOOLGATE, *serve_args(ws)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin and proc.stdout
+    for line in lines:
+        proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    out = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        out.append(json.loads(line))  # stdout carries only JSON-RPC
+        if out[-1].get("id") == last_id:
+            break
+    proc.stdin.close()
+    proc.wait(timeout=5)
+    assert proc.returncode == 0, proc.returncode
+    return out
+
+
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+@test
+async def stdio_bad_jsonrpc_never_crashes():
+    ws = workspace()
+    lines = [
+        INIT, INITIALIZED,
+        "this is not json",
+        "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": ",
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}),
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"arguments": {}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 5, "result": {}}),  # a response nobody asked for
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                    "params": {"name": "Read", "arguments": {"file_path": "x" * (20 * 1024 * 1024)}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "Read", "arguments": {"file_path": "hello.txt"}}}),
+    ]
+    out = raw_session(ws, lines, last_id=7, timeout=30)
+    by_id = {m.get("id"): m for m in out}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "toolgate"
+    assert by_id[3]["error"]["code"] == -32601, by_id[3]
+    assert "error" in by_id[4], by_id.get(4)
+    assert 6 not in by_id or "error" in by_id[6] or by_id[6]["result"]["isError"], "huge line dropped or refused"
+    assert by_id[7]["result"]["isError"] is False, by_id[7]
+
+
+@test
+async def stdio_call_before_initialize_and_disconnect_mid_call():
+    ws = workspace()
+    call = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
+    p = subprocess.run([TOOLGATE, *serve_args(ws)], input=call + "\n", capture_output=True,
+                       text=True, timeout=10)
+    assert p.returncode in (0, 1), p.returncode
+    for line in p.stdout.splitlines():
+        json.loads(line)
+    # Disconnect in the middle of a long call: the server exits promptly and kills the shell.
+    pidfile = ws / "pid2"
+    proc = subprocess.Popen([TOOLGATE, *serve_args(ws)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(INIT + "\n" + INITIALIZED + "\n" + json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "Bash", "arguments": {"command": f"echo $$ > {pidfile}; sleep 30"}}}) + "\n")
+    proc.stdin.flush()
+    proc.stdout.readline()
+    deadline = time.monotonic() + 5
+    while not pidfile.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    proc.stdin.close()
+    proc.wait(timeout=3)  # closing stdin cancels the running call at once
+    pid = int(pidfile.read_text().strip())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+        await asyncio.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}"), "shell survived the client"
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpServer:
+    def __init__(self, ws: Path, *extra: str, env: dict | None = None):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [TOOLGATE, *serve_args(ws), "--http", f"127.0.0.1:{self.port}", *extra],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})})
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    def __enter__(self):
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("HTTP server did not start: " + (self.proc.stderr.read().decode() if self.proc.poll() is not None else ""))
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def http_client(url: str, name: str, token: str | None = None, mode: str = "auto") -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+    return Client(transport, client_info=Implementation(name=name, version="1"), mode=mode)
+
+
+@test
+async def http_two_sessions_separate_state():
+    ws = workspace()
+    with HttpServer(ws) as srv:
+        for mode in ("legacy", "auto"):
+            async with http_client(srv.url, f"a-{mode}", mode=mode) as a, \
+                    http_client(srv.url, f"b-{mode}", mode=mode) as b:
+                args = {"file_path": "hello.txt", "old_string": "hello", "new_string": f"hi-{mode}"}
+                assert not (await a.call_tool("Read", {"file_path": "hello.txt"})).is_error
+                rb = await b.call_tool("Edit", args)
+                assert rb.is_error, f"{mode}: session b has not read the file; state leaked from a"
+                ra, rb2 = await asyncio.gather(
+                    a.call_tool("Edit", args),
+                    b.call_tool("Grep", {"pattern": "needle"}))
+                assert not ra.is_error, text(ra)
+                assert not rb2.is_error, text(rb2)
+                d = await b.call_tool("Read", {"file_path": "secret.txt"})
+                assert meta(d).get("toolgate/code") == "denied", meta(d)
+            (ws / "hello.txt").write_text("hello world\nsecond line\n")
+
+
+async def assert_killed(pidfile: Path):
+    deadline = time.monotonic() + 5
+    while not pidfile.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    pid = int(pidfile.read_text().strip())
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+        await asyncio.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}"), f"shell {pid} still running after cancellation"
+
+
+@test
+async def http_cancel_long_bash():
+    ws = workspace()
+    with HttpServer(ws) as srv:
+        for mode in ("legacy", "auto"):
+            pidfile = ws / f"pid-{mode}"
+            async with http_client(srv.url, f"cancel-{mode}", mode=mode) as c:
+                try:
+                    await c.call_tool("Bash", {"command": f"echo $$ > {pidfile}; sleep 30"},
+                                      read_timeout_seconds=2)
+                    raise AssertionError("the call should have timed out on the client")
+                except AssertionError:
+                    raise
+                except Exception:
+                    pass
+                t0 = time.monotonic()
+                await assert_killed(pidfile)
+                print(f"      {mode}: killed {time.monotonic() - t0:.1f}s after the client gave up", flush=True)
+                assert not (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error
+
+
+@test
+async def http_token_host_and_origin():
+    ws = workspace()
+    with HttpServer(ws, env={"TOOLGATE_MCP_TOKEN": "s3cret"}) as srv:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+        hdrs = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+        def status(headers: dict) -> int:
+            # A fresh connection per probe: a refused request may close its connection.
+            with httpx2.Client(timeout=10) as h:
+                return h.post(srv.url, json=body, headers={**hdrs, **headers}).status_code
+
+        assert status({}) == 401
+        assert status({"Authorization": "Bearer nope"}) == 401
+        ok = {"Authorization": "Bearer s3cret"}
+        assert status({**ok, "Origin": "https://evil.example"}) == 403
+        assert status({**ok, "Host": "evil.example"}) in (400, 403)
+        assert status({**ok, "Origin": f"http://localhost:{srv.port}"}) == 200
+        assert status(ok) == 200
+        async with http_client(srv.url, "tok", token="s3cret") as c:
+            assert not (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error
+    # A non-loopback bind without a token refuses to start.
+    p = subprocess.run([TOOLGATE, *serve_args(ws), "--http", "0.0.0.0:0"], capture_output=True,
+                       text=True, timeout=10, env={k: v for k, v in os.environ.items() if k != "TOOLGATE_MCP_TOKEN"})
+    assert p.returncode != 0 and "token" in p.stderr, (p.returncode, p.stderr)
+
+
+async def main() -> int:
+    passed = failed = 0
+    for fn in TESTS:
+        if ONLY and ONLY not in fn.__name__:
+            continue
+        t0 = time.monotonic()
+        try:
+            await asyncio.wait_for(fn(), timeout=90)
+            passed += 1
+            print(f"ok    {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+        except BaseException as e:  # noqa: BLE001 - report every failure and go on
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            failed += 1
+            print(f"FAIL  {fn.__name__}: {e!r}", flush=True)
+            traceback.print_exc(limit=4)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
