@@ -60,6 +60,7 @@ fn bench(c: &mut Criterion) {
             .map(|argv| CommandFact {
                 text: argv.join(" "),
                 argv,
+                ..Default::default()
             })
             .collect(),
         paths: vec![PathFact {

@@ -25,8 +25,8 @@
 //! // The shell analyzer fills `commands` with every leaf subcommand.
 //! let facts = CallFacts {
 //!     commands: vec![
-//!         CommandFact { argv: vec!["npm".into(), "test".into()], text: "npm test".into() },
-//!         CommandFact { argv: vec!["rm".into(), "-fr".into(), "dist".into()], text: "rm -fr dist".into() },
+//!         CommandFact { argv: vec!["npm".into(), "test".into()], text: "npm test".into(), ..Default::default() },
+//!         CommandFact { argv: vec!["rm".into(), "-fr".into(), "dist".into()], text: "rm -fr dist".into(), ..Default::default() },
 //!     ],
 //!     ..CallFacts::default()
 //! };

@@ -193,7 +193,7 @@ impl View {
                         .facts
                         .commands
                         .iter()
-                        .map(|c| Subcommand::from_argv(c.argv.clone()))
+                        .map(Subcommand::from_fact)
                         .collect();
                     view.cross = split
                         .commands

@@ -27,6 +27,7 @@ fn facts(cmd: &str) -> CallFacts {
             .map(|argv| CommandFact {
                 text: argv.join(" "),
                 argv,
+                ..Default::default()
             })
             .collect(),
         ..CallFacts::default()

@@ -259,6 +259,7 @@ fn decide(
             .map(|argv| CommandFact {
                 text: argv.join(" "),
                 argv,
+                ..Default::default()
             })
             .collect(),
         findings,

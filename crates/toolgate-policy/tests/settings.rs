@@ -72,6 +72,7 @@ fn bash(
             .map(|argv| CommandFact {
                 text: argv.join(" "),
                 argv,
+                ..Default::default()
             })
             .collect(),
         ..CallFacts::default()

@@ -1,6 +1,11 @@
 //! Bash rules, written from compat §3.2 and §11: specifier forms, compound commands,
 //! wrappers, environment prefixes, substitutions, redirects, flag spellings, the fallback
 //! splitter. Workspace `/p`, home `/home/u`. Format: see `common/mod.rs`.
+//!
+//! Facts come from the real shell analyzer. One deliberate difference from Claude Code:
+//! `xargs rm` is not approved by `Bash(rm *)` (Claude Code strips a bare `xargs`), because
+//! the analyzer reports the wrapper without its flags and the arguments come from stdin;
+//! it asks instead.
 
 mod common;
 
@@ -117,11 +122,11 @@ default ¦ allow:Bash(npm test) ¦ Bash timeout 60 nice nohup npm test ¦ - ¦ a
 default ¦ allow:Bash(rm *) ¦ Bash sudo rm x ¦ - ¦ ask/default
 default ¦ allow:Bash(npm test) ¦ Bash sudo npm test ¦ - ¦ ask/default
 default ¦ allow:Bash(rm *) ¦ Bash xargs -0 rm ¦ - ¦ ask/default
-default ¦ allow:Bash(rm *) ¦ Bash xargs rm ¦ - ¦ allow/rule
+default ¦ allow:Bash(rm *) ¦ Bash xargs rm ¦ - ¦ ask/default
 default ¦ allow:Bash(watch *) ¦ Bash watch ls ¦ - ¦ ask/default
 default ¦ allow:Bash(watch ls) ¦ Bash watch ls ¦ - ¦ allow/rule
-default ¦ allow:Bash(find *) ¦ Bash find . -delete ¦ - ¦ ask/default
-default ¦ allow:Bash(find *) ¦ Bash find . -exec rm {} \; ¦ - ¦ ask/default
+default ¦ allow:Bash(find *) ¦ Bash find . -delete ¦ cwd=/home/u/p; roots=/home/u/p ¦ deny/risk
+default ¦ allow:Bash(find *) ¦ Bash find src -exec rm {} \; ¦ cwd=/home/u/p; roots=/home/u/p ¦ ask/default
 default ¦ allow:Bash(find *) ¦ Bash find . -name x ¦ - ¦ allow/mode
 default ¦ allow:Bash(setsid *) ¦ Bash setsid npm start ¦ - ¦ ask/default
 default ¦ allow:Bash(flock *) ¦ Bash flock l make ¦ - ¦ ask/default

@@ -1,5 +1,11 @@
 //! Read/Edit path rules, WebFetch domains, MCP rules, tool names and other specifiers,
 //! written from compat §3.1, §3.3, §3.4 and §6. Workspace `/p`, home `/home/u`.
+//!
+//! Facts come from the real shell analyzer, which is stricter than Claude Code in two cases
+//! here: reading a `.env` file with `cat` is a secret read (high risk), so it is not the
+//! read-only command that runs without asking; and `rm -rf .git` is git history destruction,
+//! which acceptEdits does not approve (it still asks, by default rather than by the
+//! protected-path floor).
 
 mod common;
 
@@ -98,7 +104,7 @@ default ¦ deny:Read(./.env) ¦ Bash grep KEY .env ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash x ¦ subs=python read.py; r=/p/.env ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash cat ./sub/../.env ¦ - ¦ deny/rule
 default ¦ deny:Read(~/.aws/**) ¦ Bash cat ~/.aws/credentials ¦ - ¦ deny/rule
-default ¦ deny:Read(./.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ allow/mode
+default ¦ deny:Read(./.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ ask/default
 default ¦ deny:Read(.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ deny/rule
 default ¦ - ¦ Bash cat /etc/passwd ¦ - ¦ ask/default
 default ¦ allow:Bash(cat *) ¦ Bash cat /etc/hosts ¦ - ¦ ask/default
@@ -114,7 +120,7 @@ acceptEdits ¦ - ¦ Bash mkdir -p a/b && touch a/b/c ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash mv a b && cp b c && sed -i s/x/y/ c ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash timeout 5 rm x ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash chmod +x a ¦ - ¦ ask/default
-acceptEdits ¦ - ¦ Bash rm -rf .git ¦ - ¦ ask/risk
+acceptEdits ¦ - ¦ Bash rm -rf .git ¦ - ¦ ask/default
 acceptEdits ¦ - ¦ Bash sudo rm x ¦ subs=rm x ¦ ask/default
 acceptEdits ¦ - ¦ Bash cp a ../outside ¦ - ¦ ask/default
 acceptEdits ¦ - ¦ Bash /tmp/rm x ¦ - ¦ ask/default

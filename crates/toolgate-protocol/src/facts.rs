@@ -42,12 +42,19 @@ pub struct PathFact {
 }
 
 /// One subcommand of a shell command, normalised as the shell would see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CommandFact {
     /// The words after quote removal and wrapper stripping; `argv[0]` is the program.
     pub argv: Vec<String>,
     /// The words joined with single spaces, which Bash rules match against.
     pub text: String,
+    /// The wrappers stripped in front of the program (`sudo`, `timeout`, `xargs`, …). Deny
+    /// rules look past all of them; an allow rule only past the ones Claude Code strips.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wrappers: Vec<String>,
+    /// Names of the leading `NAME=value` assignments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
 }
 
 /// A risk finding with a reason a human can read.

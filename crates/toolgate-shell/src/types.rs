@@ -197,6 +197,8 @@ impl Analysis {
                 .map(|c| CommandFact {
                     argv: c.argv.clone(),
                     text: c.text.clone(),
+                    wrappers: c.wrappers.clone(),
+                    env: c.env.iter().map(|(name, _)| name.clone()).collect(),
                 })
                 .collect(),
             urls,

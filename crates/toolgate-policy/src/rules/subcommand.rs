@@ -3,6 +3,8 @@
 //! every wrapper (`sudo`, `xargs -0`, `env -i`, …), every assignment and the program's
 //! directory.
 
+use toolgate_protocol::CommandFact;
+
 use super::bash::basename;
 
 /// Environment variables an allow rule may look past: they change output, not what runs.
@@ -41,6 +43,14 @@ pub(crate) fn assignment_name(word: &str) -> Option<&str> {
         .filter(|()| chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .map(|()| name)
 }
+
+/// Wrappers an allow rule looks past, as Claude Code does (`env` only with known-safe
+/// assignments, which [`Subcommand::from_fact`] checks separately). `xargs` is not here:
+/// the analyzer cannot tell a bare `xargs` from one with flags, and stripped args come from
+/// stdin.
+pub(crate) const ALLOW_TRANSPARENT_WRAPPERS: &[&str] = &[
+    "timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "env",
+];
 
 /// Programs that never get approved by a wildcard allow rule: they run another command in a
 /// way the rule's author did not see.
@@ -87,6 +97,32 @@ impl Subcommand {
             deny_forms,
             allow_blocked,
         }
+    }
+
+    /// Derives the forms from an analyzer fact. The analyzer has already stripped every
+    /// wrapper and assignment; an allow rule still applies only when each of those is one
+    /// Claude Code strips for allow rules too (or a known-safe variable), so `sudo rm x`,
+    /// `xargs -0 rm` or `LD_PRELOAD=… make` are never approved by `Bash(rm *)`/`Bash(make *)`.
+    pub fn from_fact(fact: &CommandFact) -> Self {
+        let mut sub = Self::from_argv(fact.argv.clone());
+        if sub.allow_blocked.is_none() {
+            if let Some(w) = fact
+                .wrappers
+                .iter()
+                .find(|w| !ALLOW_TRANSPARENT_WRAPPERS.contains(&w.as_str()))
+            {
+                sub.allow_blocked = Some(format!(
+                    "`{w}` runs `{}` in a way an allow rule does not cover",
+                    fact.text
+                ));
+            } else if let Some(name) = fact.env.iter().find(|n| !SAFE_ENV.contains(&n.as_str())) {
+                sub.allow_blocked = Some(format!(
+                    "the assignment `{name}=…` may change what `{}` does",
+                    fact.text
+                ));
+            }
+        }
+        sub
     }
 
     /// The program of the allow form (basename).

@@ -29,9 +29,17 @@ use toolgate_protocol::{
 pub const HOME: &str = "/home/u";
 pub const CWD: &str = "/p";
 
-/// The seam: facts from the real analyzer, when wired. `None` uses the facts in the case.
-pub fn analyzer_facts(_command: &str, _cwd: &Path, _roots: &[&Path]) -> Option<CallFacts> {
-    None
+/// Facts from the real shell analyzer, so the tables test rules end to end on what the
+/// Bash tool would hand the engine. Cases that list their subcommands by hand (or say
+/// `nofacts`) keep those.
+pub fn analyzer_facts(command: &str, cwd: &Path, roots: &[&Path]) -> Option<CallFacts> {
+    let mut ctx = toolgate_shell::Context::new(cwd).with_home(HOME);
+    for root in roots {
+        ctx = ctx.with_root(*root);
+    }
+    let mut facts = toolgate_shell::analyze(command, &ctx).facts();
+    facts.subject = Some(command.to_owned());
+    Some(facts)
 }
 
 pub struct Case {
@@ -205,7 +213,12 @@ pub fn parse(line: &str) -> Case {
     let arg = arg.as_str();
     match &subject {
         Subject::Command { .. } if !nofacts => {
-            if let Some(real) = analyzer_facts(arg, &cwd, &root_refs) {
+            if let (None, Some(mut real)) = (&subs, analyzer_facts(arg, &cwd, &root_refs)) {
+                // Keep what the case states by hand on top of the analyzer's facts.
+                real.paths.extend(facts.paths.drain(..));
+                real.findings.extend(facts.findings.drain(..));
+                real.urls.extend(facts.urls.drain(..));
+                real.opaque |= facts.opaque;
                 facts = real;
             } else {
                 let argvs: Vec<Vec<String>> = match subs {
@@ -220,6 +233,7 @@ pub fn parse(line: &str) -> Case {
                     .map(|argv| CommandFact {
                         text: argv.join(" "),
                         argv,
+                        ..Default::default()
                     })
                     .collect();
             }
