@@ -215,9 +215,9 @@ pub fn parse(line: &str) -> Case {
         Subject::Command { .. } if !nofacts => {
             if let (None, Some(mut real)) = (&subs, analyzer_facts(arg, &cwd, &root_refs)) {
                 // Keep what the case states by hand on top of the analyzer's facts.
-                real.paths.extend(facts.paths.drain(..));
-                real.findings.extend(facts.findings.drain(..));
-                real.urls.extend(facts.urls.drain(..));
+                real.paths.append(&mut facts.paths);
+                real.findings.append(&mut facts.findings);
+                real.urls.append(&mut facts.urls);
                 real.opaque |= facts.opaque;
                 facts = real;
             } else {
