@@ -37,6 +37,8 @@ pub(crate) const FORWARDED: &[i32] = &[
 /// Everything prepared (allocated) before the forks.
 pub(crate) struct Ready {
     pub policy: SandboxPolicy,
+    /// Files shown read-only inside the private `/tmp` (the program to run, when it lives there).
+    pub tmp_binds: Vec<PathBuf>,
     pub tier_a: bool,
     pub net_ns: bool,
     pub cwd: PathBuf,
@@ -169,7 +171,7 @@ fn setup(ready: &Ready) -> Result<(), SandboxError> {
         if ready.policy.filesystem.mode == FsMode::Off {
             mounts::setup_off()?;
         } else {
-            mounts::setup(&ready.policy)?;
+            mounts::setup(&ready.policy, &ready.tmp_binds)?;
         }
     } else {
         // No pid namespace: become a subreaper so orphans stay ours to kill.

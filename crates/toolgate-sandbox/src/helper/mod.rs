@@ -75,6 +75,23 @@ fn cstrings(items: impl IntoIterator<Item = Vec<u8>>) -> Result<Vec<CString>, Sa
         .collect()
 }
 
+/// The program's real path when it lies under `/tmp`, which the private tmpfs would hide:
+/// the command the caller asked for must still be executable (read-only) inside.
+fn program_under_tmp(program: Option<&OsString>, cwd: &std::path::Path) -> Option<PathBuf> {
+    let program = std::path::Path::new(program?);
+    let found = if program.components().count() > 1 {
+        Some(cwd.join(program))
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .find(|candidate| candidate.is_file())
+        })
+    };
+    let real = found?.canonicalize().ok()?;
+    (real.starts_with("/tmp") && real.is_file()).then_some(real)
+}
+
 fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, SandboxError> {
     let plan = &spec.plan;
     let policy = &spec.policy;
@@ -197,8 +214,14 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     // SAFETY: getuid never fails. (The real uid, not the harness probe's: the helper may
     // run as another user.)
     let uid = unsafe { libc::getuid() };
+    let tmp_binds = if tier_a && policy.filesystem.private_tmp {
+        program_under_tmp(argv.first(), &cwd).into_iter().collect()
+    } else {
+        Vec::new()
+    };
     let ready = Ready {
         policy: policy.clone(),
+        tmp_binds,
         tier_a,
         net_ns,
         cwd,

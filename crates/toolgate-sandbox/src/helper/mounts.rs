@@ -287,7 +287,7 @@ pub(crate) fn setup_off() -> Result<(), SandboxError> {
 }
 
 /// Builds the whole view and pivots into it.
-pub(crate) fn setup(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+pub(crate) fn setup(policy: &SandboxPolicy, tmp_binds: &[PathBuf]) -> Result<(), SandboxError> {
     let fs = &policy.filesystem;
     private_root()?;
     tmpfs(Path::new("/tmp"), "mode=0755,size=1m")?;
@@ -321,6 +321,18 @@ pub(crate) fn setup(policy: &SandboxPolicy) -> Result<(), SandboxError> {
                 &t,
                 &format!("mode=1777,size={}", policy.limits.tmp_size_bytes),
             )?;
+            for file in tmp_binds.iter().filter(|f| f.starts_with("/tmp")) {
+                let dst = under(NEW, file);
+                if let Some(parent) = dst.parent() {
+                    mkdir_p(parent)?;
+                }
+                touch(&dst, 0o555)?;
+                bind(&under(OLD, file), &dst, false)?;
+                setattr(
+                    &dst,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                )?;
+            }
         }
     }
     setup_dev(new)?;
