@@ -393,10 +393,9 @@ impl Walker<'_> {
                     Stripped::NoCommand => return self.record(argv, wrappers, p, CodeInput::None),
                     Stripped::At(i) => {
                         if (prog == "flock" || prog == "watch")
-                            && let Some(r) = self.run_flock_watch(&prog, &argv, i, &wrappers, &p)
+                            && self.run_flock_watch(&prog, &argv, i)
                         {
-                            let rec = self.record(argv, wrappers, p, CodeInput::None);
-                            return rec.or(Some(r));
+                            return self.record(argv, wrappers, p, CodeInput::None);
                         }
                         match spec.kind {
                             WrapKind::Transparent | WrapKind::Privilege => {

@@ -91,6 +91,23 @@ pub(crate) fn normalize_text(input: &str) -> Normalized {
 /// double quotes, backslashes, comments and here-document bodies. It stops early and returns
 /// `limit + 1` as soon as the depth passes `limit`.
 pub(crate) fn nesting_depth(text: &str, limit: usize) -> usize {
+    scan(text, limit).0
+}
+
+/// Most `(` left unclosed at the end of the text before the parse is refused.
+///
+/// brush-parser backtracks exponentially on runs of unclosed `(` (each may open a subshell or
+/// an arithmetic command): 24 take a second, 30 take a minute. Such input is a syntax error for
+/// bash anyway; a little slack absorbs imprecision of the scanner.
+pub(crate) const MAX_UNCLOSED_PARENS: usize = 4;
+
+/// `(` left unclosed at the end of `text` (see [`MAX_UNCLOSED_PARENS`]).
+pub(crate) fn unclosed_parens(text: &str, limit: usize) -> usize {
+    scan(text, limit).1
+}
+
+/// Scans `text`: (maximum nesting depth, `(` still open at the end).
+fn scan(text: &str, limit: usize) -> (usize, usize) {
     #[derive(Clone, Copy, PartialEq)]
     enum Ctx {
         Code,
@@ -112,7 +129,7 @@ pub(crate) fn nesting_depth(text: &str, limit: usize) -> usize {
         if depth > max {
             max = depth;
             if max > limit {
-                return max;
+                return (max, 0);
             }
         }
         let top = stack.last().copied().unwrap_or(Ctx::Code);
@@ -258,7 +275,8 @@ pub(crate) fn nesting_depth(text: &str, limit: usize) -> usize {
         );
         i += 1;
     }
-    max.max(stack.len() - 1)
+    let open_parens = stack.iter().filter(|c| **c == Ctx::Paren).count();
+    (max.max(stack.len() - 1), open_parens)
 }
 
 #[cfg(test)]
@@ -283,6 +301,9 @@ mod tests {
         assert_eq!(nesting_depth("echo \"$(a \"$(b)\")\"", 32), 4);
         assert_eq!(nesting_depth("if a; then if b; then c; fi; fi", 32), 2);
         assert_eq!(nesting_depth("cat <<EOF\n'\nEOF\n(x)", 32), 1);
+        assert_eq!(unclosed_parens("((((((d", 32), 6);
+        assert_eq!(unclosed_parens("(a) (b) $(c)", 32), 0);
+        assert_eq!(unclosed_parens("case x in a) ls;; esac", 32), 0);
         let deep = format!("{}x{}", "(".repeat(100), ")".repeat(100));
         assert!(nesting_depth(&deep, 32) > 32);
     }

@@ -143,25 +143,22 @@ impl Walker<'_> {
         (i < argv.len()).then_some(i)
     }
 
-    pub(crate) fn run_flock_watch(
-        &mut self,
-        prog: &str,
-        argv: &[Field],
-        at: usize,
-        _wrappers: &[String],
-        _p: &Pending,
-    ) -> Option<usize> {
+    /// `flock FILE -c BODY` and `watch CMD…` (without `-x`) run shell code: walk it and
+    /// return `true`; otherwise `false` and the caller strips them as plain wrappers.
+    pub(crate) fn run_flock_watch(&mut self, prog: &str, argv: &[Field], at: usize) -> bool {
         if prog == "flock" {
-            let body = flag_value(argv, &["-c", "--command"])?.text.clone();
+            let Some(body) = flag_value(argv, &["-c", "--command"]).map(|f| f.text.clone()) else {
+                return false;
+            };
             self.nested_code(&body, Origin::ShellC, None, None);
-            return Some(usize::MAX);
+            return true;
         }
         // watch without -x runs its words through `sh -c`.
         let exec = argv[1..at]
             .iter()
             .any(|a| a.text == "-x" || a.text == "--exec");
         if exec {
-            return None;
+            return false;
         }
         let body = argv[at..]
             .iter()
@@ -169,7 +166,7 @@ impl Walker<'_> {
             .collect::<Vec<_>>()
             .join(" ");
         self.nested_code(&body, Origin::ShellC, None, None);
-        Some(usize::MAX)
+        true
     }
 
     pub(crate) fn run_ssh(&mut self, argv: &[Field]) -> Option<()> {

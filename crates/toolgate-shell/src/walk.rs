@@ -10,7 +10,7 @@ use brush_parser::ast;
 use toolgate_protocol::{Finding, Risk};
 
 use crate::limits::Limits;
-use crate::normalize::nesting_depth;
+use crate::normalize::{MAX_UNCLOSED_PARENS, nesting_depth, unclosed_parens};
 use crate::parse::parse_program;
 use crate::types::{Context, Origin, Redirect};
 use crate::words::{Field, Vars};
@@ -216,6 +216,13 @@ impl<'c> Walker<'c> {
             let m = self.limits.max_nesting;
             self.opaque(format!(
                 "nesting deeper than {m} levels (limit MAX_NESTING) was not analysed"
+            ));
+            return;
+        }
+        let open = unclosed_parens(text, self.limits.max_nesting);
+        if open > MAX_UNCLOSED_PARENS {
+            self.opaque(format!(
+                "could not parse: {open} unclosed `(` (the parser is not run on such input)"
             ));
             return;
         }

@@ -219,6 +219,9 @@ pub(crate) fn expand_braces(raw: &str, limit: usize) -> Option<Result<Vec<String
     if !raw.contains('{') || !(raw.contains(',') || raw.contains("..")) {
         return None;
     }
+    if crate::parse::has_huge_number(raw) {
+        return Some(Err(()));
+    }
     let opts = ParserOptions::default();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         brush_parser::word::parse_brace_expansions(raw, &opts)

@@ -594,3 +594,38 @@ fn never_panics_on_odd_input() {
         let _ = a(c);
     }
 }
+
+#[test]
+fn known_parser_panics_are_parse_errors() {
+    opaque("echo x 99999999999>f");
+    opaque("echo {1..99999999999999999999}");
+    let _ = a("cd ~+99999999999999999999999");
+}
+
+#[test]
+fn unbalanced_parentheses_are_quick_and_opaque() {
+    let t = std::time::Instant::now();
+    opaque(&format!("{}d", "(".repeat(40)));
+    opaque(&format!("{}d", "( ".repeat(40)));
+    opaque(&format!("{}d", "((x ".repeat(20)));
+    assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
+    not_risky("(cd src && make) && (cd docs && make)");
+    not_risky("echo $(( (1 + 2) * (3 + 4) ))");
+}
+
+#[test]
+fn parser_stalls_found_by_fuzzing_are_refused() {
+    let t = std::time::Instant::now();
+    for c in [
+        "((((((((((((((((((((((((((d",
+        "$(:(<< )",
+        "$(x (<< )",
+        "$(:(<<- )",
+        "$(:(<< '')",
+    ] {
+        opaque(c);
+    }
+    assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
+    not_risky("cat <<EOF > a.txt\nx\nEOF");
+    not_risky("echo \"$(cat <<'EOF'\nmsg\nEOF\n)\"");
+}

@@ -193,6 +193,14 @@ pub(crate) fn is_destructive_word(w: &str) -> bool {
 }
 
 fn destructive_verb(v: &View<'_>) -> Option<String> {
+    // Commands that run other commands: the inner command is classified on its own.
+    if matches!(v.program(), "parallel" | "xargs" | "ssh" | "watch" | "eval")
+        || crate::unwrap::WRAPPERS
+            .iter()
+            .any(|w| w.name == v.program())
+    {
+        return None;
+    }
     let p = v.program();
     if VERB_EXEMPT.contains(&p)
         || DATA_PROGRAMS.contains(&p)

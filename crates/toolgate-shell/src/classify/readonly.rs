@@ -216,11 +216,12 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
         return Risk::ReadOnly;
     }
     // `X --version`, `X --help`.
-    if v.args.len() == 1
+    if (v.args.len() == 1
         && matches!(
             v.args[0],
             "--version" | "-V" | "--help" | "-h" | "version" | "help"
-        )
+        ))
+        || v.args.last().is_some_and(|a| *a == "--help")
     {
         return Risk::ReadOnly;
     }

@@ -111,6 +111,15 @@ const COMMON_READ: &[&str] = &[
     "serve",
     "build",
     "read",
+    "report",
+    "health",
+    "exists",
+    "url",
+    "hash",
+    "presign",
+    "evaluate",
+    "convert",
+    "alias",
 ];
 
 /// Remote CLIs.
@@ -118,7 +127,7 @@ const COMMON_READ: &[&str] = &[
 pub(crate) const REMOTE_CLIS: &[RemoteCli] = &[
     RemoteCli { programs: &["aws"], read: &["s3:ls", "configure", "sts"], depth: 2},
     RemoteCli { programs: &["gcloud", "az", "doctl", "oci", "ibmcloud", "linode-cli", "hcloud", "scw", "exo"], read: &[], depth: 4},
-    RemoteCli { programs: &["gsutil", "s3cmd", "azcopy", "mc", "rclone"], read: &["du", "stat", "lsb", "lsjson", "lsf", "ncdu", "cat"], depth: 1},
+    RemoteCli { programs: &["gsutil", "s3cmd", "azcopy", "mc", "rclone"], read: &["du", "stat", "lsb", "lsjson", "lsf", "ncdu", "cat"], depth: 2},
     RemoteCli { programs: &["kubectl", "k", "oc", "microk8s.kubectl", "kubectx", "kubens", "k9s", "stern", "kustomize"], read: &["port-forward", "proxy", "exec", "cp", "attach", "debug", "kustomize", "plugin", "alpha", "certificate"], depth: 1},
     RemoteCli { programs: &["helm"], read: &["repo", "dependency", "dep", "package", "pull", "env", "plugin", "registry", "create", "verify"], depth: 1},
     RemoteCli { programs: &["terraform", "tofu", "terragrunt"], read: &["workspace", "console", "providers", "state:list", "state:show", "state:pull", "get", "modules", "test", "metadata", "login"], depth: 2},
@@ -155,6 +164,9 @@ fn verb_is_read(verb: &str, extra: &[&str]) -> bool {
 fn remote_mutation(v: &View<'_>) -> Option<String> {
     let prog = v.program();
     let cli = REMOTE_CLIS.iter().find(|c| c.programs.contains(&prog))?;
+    if v.any_arg(&["--help", "-h", "help"]) {
+        return None;
+    }
     if v.dry_run() || v.args.is_empty() || v.args.iter().all(|a| a.starts_with('-')) {
         return None;
     }
