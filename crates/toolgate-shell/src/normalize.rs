@@ -101,6 +101,29 @@ pub(crate) fn nesting_depth(text: &str, limit: usize) -> usize {
 /// bash anyway; a little slack absorbs imprecision of the scanner.
 pub(crate) const MAX_UNCLOSED_PARENS: usize = 4;
 
+/// `$(` / `(` left unclosed at the end of a here-document body or word, where quotes are
+/// literal text. brush-parser's word parser backtracks exponentially on them (a 3 KB here-doc
+/// took 33 s; found by fuzzing).
+pub(crate) fn unclosed_substitutions(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'$' if b.get(i + 1) == Some(&b'(') => {
+                depth += 1;
+                i += 1;
+            }
+            b'(' if depth > 0 => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    depth
+}
+
 /// `(` left unclosed at the end of `text` (see [`MAX_UNCLOSED_PARENS`]).
 pub(crate) fn unclosed_parens(text: &str, limit: usize) -> usize {
     scan(text, limit).1

@@ -112,10 +112,20 @@ fn huge_tilde_index(raw: &str) -> bool {
         && longest_digit_run(raw, |p| matches!(p, Some(b'+' | b'-' | b'~')), |_| true) >= 19
 }
 
+/// Word text the word parser must not see (it panics or backtracks exponentially on it).
+fn word_trap(raw: &str) -> Option<String> {
+    if huge_tilde_index(raw) {
+        return Some("directory stack index out of range".to_owned());
+    }
+    let open = crate::normalize::unclosed_substitutions(raw);
+    (open > crate::normalize::MAX_UNCLOSED_PARENS)
+        .then(|| format!("{open} unclosed `$(` (the parser is not run on such input)"))
+}
+
 /// Splits a word into its pieces (quotes, expansions, substitutions).
 pub(crate) fn parse_word(raw: &str) -> Result<Vec<WordPieceWithSource>, String> {
-    if huge_tilde_index(raw) {
-        return Err("directory stack index out of range".to_owned());
+    if let Some(why) = word_trap(raw) {
+        return Err(why);
     }
     let opts = options();
     match catch_unwind(AssertUnwindSafe(|| brush_parser::word::parse(raw, &opts))) {
@@ -127,8 +137,8 @@ pub(crate) fn parse_word(raw: &str) -> Result<Vec<WordPieceWithSource>, String> 
 
 /// Splits a here-document body (quotes are literal there) into pieces.
 pub(crate) fn parse_heredoc(raw: &str) -> Result<Vec<WordPieceWithSource>, String> {
-    if huge_tilde_index(raw) {
-        return Err("directory stack index out of range".to_owned());
+    if let Some(why) = word_trap(raw) {
+        return Err(why);
     }
     let opts = options();
     match catch_unwind(AssertUnwindSafe(|| {
