@@ -16,6 +16,7 @@ use toolgate_protocol::Access;
 
 use crate::engine::PolicyRequest;
 use crate::error::PolicyError;
+use crate::rules::INTERPRETERS;
 use crate::rules::bash::basename;
 use crate::rules::index::Cover;
 use crate::view::{Family, View};
@@ -24,55 +25,18 @@ use crate::view::{Family, View};
 /// compound is allowed once instead.
 pub const MAX_RULES_PER_APPROVAL: usize = 5;
 
-/// Programs never saved as a rule: approving `python x.py` once says nothing about what the
-/// script will do next time.
-const NEVER_SAVED: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "node",
-    "nodejs",
-    "ruby",
-    "perl",
-    "php",
-    "bash",
-    "sh",
-    "zsh",
-    "dash",
-    "ksh",
-    "fish",
-    "deno",
-    "bun",
-    "bunx",
-    "npx",
-    "uvx",
-    "lua",
-    "pwsh",
-    "osascript",
-    "sudo",
-    "doas",
-    "su",
-    "pkexec",
-    "run0",
-    "env",
-    "eval",
-    "exec",
-    "xargs",
-    "ssh",
-    "awk",
-    "gawk",
-    "source",
-    ".",
-    "watch",
-    "setsid",
-    "flock",
-    "nohup",
-    "time",
-    "timeout",
-    "nice",
-    "command",
-    "builtin",
+/// Programs never saved as a rule besides the interpreters and runners
+/// ([`INTERPRETERS`]): wrappers and launchers that run whatever follows them. Approving
+/// `python x.py` or `sudo make` once says nothing about what runs next time.
+const NEVER_SAVED_LAUNCHERS: &[&str] = &[
+    "pkexec", "run0", "source", ".", "watch", "setsid", "flock", "nohup", "time", "timeout",
+    "nice", "command", "builtin",
 ];
+
+/// Whether a rule for `program` must never be saved.
+fn never_saved(program: &str) -> bool {
+    INTERPRETERS.contains(&program) || NEVER_SAVED_LAUNCHERS.contains(&program)
+}
 
 fn has_glob_chars(s: &str) -> bool {
     s.contains(['*', '?', '[', ']', '{', '}'])
@@ -98,7 +62,7 @@ pub(crate) fn suggest(
                     return Err(format!("{why}; it can only be allowed once"));
                 }
                 let prog = basename(s.program());
-                if NEVER_SAVED.contains(&prog) {
+                if never_saved(prog) {
                     return Err(format!(
                         "`{}` runs `{prog}`, which could do anything next time; toolgate never saves a rule for it; allow it once instead",
                         s.allow_text

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use parse::{INTERPRETERS, ParseCtx, parse_rule};
 pub use parse::{KNOWN_TOOLS, READ_TOOLS, WRITE_TOOLS};
-pub(crate) use parse::{ParseCtx, parse_rule};
 
 use bash::BashPattern;
 use domain::DomainPattern;
