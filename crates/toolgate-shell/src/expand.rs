@@ -45,7 +45,7 @@ impl Walker<'_> {
             Some(Ok(v)) => v,
             Some(Err(())) => {
                 self.opaque(format!(
-                    "brace expansion of `{}` exceeds {limit} words (limit MAX_BRACE_WORDS)",
+                    "brace expansion of `{}` is not done: over {limit} words (MAX_BRACE_WORDS), a number out of range or unbalanced braces",
                     clip(raw)
                 ));
                 return vec![Field {

@@ -124,6 +124,23 @@ pub(crate) fn unclosed_substitutions(text: &str) -> usize {
     depth
 }
 
+/// `{` left unclosed at the end of a word. brush-parser's brace-expansion and word parsers
+/// backtrack exponentially on them (16 take 4 s; found by fuzzing).
+pub(crate) fn unclosed_braces(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for c in text.bytes() {
+        match c {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth
+}
+
 /// `(` left unclosed at the end of `text` (see [`MAX_UNCLOSED_PARENS`]).
 pub(crate) fn unclosed_parens(text: &str, limit: usize) -> usize {
     scan(text, limit).1

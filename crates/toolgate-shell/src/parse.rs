@@ -117,6 +117,12 @@ fn word_trap(raw: &str) -> Option<String> {
     if huge_tilde_index(raw) {
         return Some("directory stack index out of range".to_owned());
     }
+    let braces = crate::normalize::unclosed_braces(raw);
+    if braces > crate::normalize::MAX_UNCLOSED_PARENS {
+        return Some(format!(
+            "{braces} unclosed `{{` (the parser is not run on such input)"
+        ));
+    }
     let open = crate::normalize::unclosed_substitutions(raw);
     (open > crate::normalize::MAX_UNCLOSED_PARENS)
         .then(|| format!("{open} unclosed `$(` (the parser is not run on such input)"))

@@ -219,7 +219,9 @@ pub(crate) fn expand_braces(raw: &str, limit: usize) -> Option<Result<Vec<String
     if !raw.contains('{') || !(raw.contains(',') || raw.contains("..")) {
         return None;
     }
-    if crate::parse::has_huge_number(raw) {
+    if crate::parse::has_huge_number(raw)
+        || crate::normalize::unclosed_braces(raw) > crate::normalize::MAX_UNCLOSED_PARENS
+    {
         return Some(Err(()));
     }
     let opts = ParserOptions::default();
