@@ -564,11 +564,24 @@ impl Gate {
         let exec_ms = exec_started.elapsed().as_millis() as u64;
         let outcome = outcome.map_err(|e| {
             let mut err = CallError::new(e.code(), Stage::Execute, e.to_string());
-            if let ToolError::Timeout(ms) = e {
-                err.message = format!(
+            let timeout_message = |ms: u64| {
+                format!(
                     "`{}` did not finish within {ms} ms and was stopped; ask for a longer timeout (max {} ms) or do less per call",
                     spec.name, spec.timeout.max_ms
-                );
+                )
+            };
+            match e {
+                ToolError::Timeout(ms) => err.message = timeout_message(ms),
+                ToolError::TimeoutWithOutput { ms, output } => {
+                    // The model needs what was printed before the kill to decide what next, so
+                    // it goes in the message; `details` keeps it apart for programs.
+                    err.message = format!(
+                        "{}\n\nOutput before it was stopped:\n{output}",
+                        timeout_message(ms)
+                    );
+                    err.details = json!({ "partial_output": output });
+                }
+                _ => {}
             }
             err
         });

@@ -27,6 +27,15 @@ pub enum ToolError {
     /// The tool gave up after its time limit.
     #[error("timed out after {0} ms")]
     Timeout(u64),
+    /// The tool gave up after its time limit and has partial output the model should see
+    /// (e.g. what a command printed before it was killed).
+    #[error("timed out after {ms} ms")]
+    TimeoutWithOutput {
+        /// The limit that was reached.
+        ms: u64,
+        /// What the tool produced before it was stopped.
+        output: String,
+    },
     /// The tool noticed cancellation and stopped.
     #[error("cancelled")]
     Cancelled,
@@ -41,7 +50,7 @@ impl ToolError {
         match self {
             ToolError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             ToolError::Failed(_) => ErrorCode::ExecutionFailed,
-            ToolError::Timeout(_) => ErrorCode::Timeout,
+            ToolError::Timeout(_) | ToolError::TimeoutWithOutput { .. } => ErrorCode::Timeout,
             ToolError::Cancelled => ErrorCode::Cancelled,
             ToolError::SandboxUnavailable(_) => ErrorCode::SandboxUnavailable,
         }

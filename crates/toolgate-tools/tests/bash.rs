@@ -277,11 +277,29 @@ async fn timeout_kills_the_group_and_escaped_children() {
     let dir = tempfile::tempdir().unwrap();
     let g = gate(dir.path());
     let start = Instant::now();
-    let r = call(&g, "Bash", json!({"command": SPAWNER, "timeout": 1500})).await;
+    let r = call(
+        &g,
+        "Bash",
+        json!({"command": format!("echo before-the-kill; {SPAWNER}"), "timeout": 1500}),
+    )
+    .await;
     assert!(start.elapsed() < Duration::from_secs(10));
-    let t = text(&r);
-    assert!(t.contains("Command timed out after 1500 ms"), "{t}");
-    assert_eq!(structured(&r)["timed_out"], true);
+    // A timeout is an error with code `timeout`, and the partial output reaches the model.
+    assert_eq!(code(&r), ErrorCode::Timeout);
+    let e = r.outcome.as_ref().err().unwrap();
+    assert!(
+        e.message.contains("did not finish within 1500 ms"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("before-the-kill"), "{}", e.message);
+    assert!(
+        e.message.contains("Command timed out after 1500 ms"),
+        "{}",
+        e.message
+    );
+    let partial = e.details["partial_output"].as_str().unwrap();
+    assert!(partial.contains("before-the-kill"), "{partial}");
     let pids = pids_in(&dir.path().join("pids"), 3).await;
     assert_eq!(
         survivors(&pids, Duration::from_secs(10)).await,
@@ -299,7 +317,7 @@ async fn a_term_ignoring_command_is_killed_after_the_grace() {
         json!({"command": "trap '' TERM; echo $$ > pids; (trap '' TERM; sleep 1000) & echo $! >> pids; wait", "timeout": 1000}),
     )
     .await;
-    assert!(text(&r).contains("timed out"), "{}", text(&r));
+    assert_eq!(code(&r), ErrorCode::Timeout, "{}", r.model_text());
     let pids = pids_in(&dir.path().join("pids"), 2).await;
     assert_eq!(
         survivors(&pids, Duration::from_secs(10)).await,
@@ -458,7 +476,7 @@ async fn a_sandbox_room_builds_the_command() {
     );
     // The timeout still kills what the room started.
     let r = call(&g, "Bash", json!({"command": SPAWNER, "timeout": 1000})).await;
-    assert!(text(&r).contains("timed out"));
+    assert_eq!(code(&r), ErrorCode::Timeout, "{}", r.model_text());
     let pids = pids_in(&dir.path().join("sub/pids"), 3).await;
     assert_eq!(
         survivors(&pids, Duration::from_secs(10)).await,

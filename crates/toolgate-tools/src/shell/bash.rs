@@ -393,14 +393,23 @@ impl Foreground {
             drop(proc);
             self.render()
         };
-        Ok(foreground_result(
+        let output = foreground_result(
             &self.analysis,
             &outcome,
             rendered,
             path,
             &self.notices,
             &self.session,
-        ))
+        );
+        if outcome.timed_out {
+            // A timeout is an error (code `timeout`), so callers and the audit log count it as
+            // one; the partial output still reaches the model through the error.
+            return Err(ToolError::TimeoutWithOutput {
+                ms: limit.as_millis() as u64,
+                output: output.joined_text(),
+            });
+        }
+        Ok(output)
     }
 
     /// The inline output and the file it names, with the file removed when not needed.
