@@ -65,6 +65,10 @@ pub struct ClassifierConfig {
     /// Timeout in milliseconds (default [`DEFAULT_CLASSIFIER_TIMEOUT_MS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A PEM file (absolute path) of extra CA certificates to trust for `https://` endpoints
+    /// (a private CA in front of the model server), on top of the system's trust store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl ClassifierConfig {
@@ -79,13 +83,29 @@ impl ClassifierConfig {
 }
 
 /// The classifier `toolgate.classifier` selects: the built-in one when unset or `builtin`,
-/// else a [`crate::ModelClassifier`] over the plain-HTTP transport.
+/// else a [`crate::ModelClassifier`] over [`crate::HttpTransport`] (system trust store).
 pub fn classifier_from(config: Option<&ClassifierConfig>) -> Arc<dyn Classifier> {
     match config {
-        Some(c) if c.kind != ClassifierKind::Builtin => Arc::new(crate::ModelClassifier::new(
-            c.clone(),
-            Box::new(crate::PlainHttp),
-        )),
+        Some(c) if c.kind != ClassifierKind::Builtin => {
+            let transport = match &c.ca_file {
+                None => crate::HttpTransport::new(),
+                // Relative to what? The settings file, the cwd and the workspace all differ,
+                // so only an absolute path is accepted.
+                Some(path) if !path.is_absolute() => crate::HttpTransport::broken(format!(
+                    "caFile {} must be an absolute path",
+                    path.display()
+                )),
+                // An unreadable CA file fails every request, so the classifier blocks (fails
+                // closed) and says why, instead of quietly trusting only the system roots.
+                Some(path) => match std::fs::read(path) {
+                    Ok(pem) => crate::HttpTransport::with_root_certificates(&[pem]),
+                    Err(e) => {
+                        crate::HttpTransport::broken(format!("caFile {}: {e}", path.display()))
+                    }
+                },
+            };
+            Arc::new(crate::ModelClassifier::new(c.clone(), Box::new(transport)))
+        }
         _ => Arc::new(BuiltinClassifier),
     }
 }

@@ -4,15 +4,16 @@
 //! **fails closed**: a timeout, a transport error, a non-2xx status or an answer that is not
 //! `{"decision": "allow", …}` blocks the call.
 //!
-//! The HTTP transport is pluggable ([`Transport`]). The built-in one speaks plain HTTP/1.1
-//! over TCP, which covers a local model server or an egress gateway on `http://`; an
-//! embedder that calls `https://` endpoints directly plugs in its own TLS client.
+//! The HTTP transport is pluggable ([`Transport`]). The built-in one, [`HttpTransport`], is
+//! reqwest over rustls: `https://` with the system's trust store (plus any extra roots the
+//! embedder adds), or plain `http://` for a local model server or an egress gateway. It follows
+//! no redirects: a classifier endpoint that redirects is misconfigured, and following one
+//! would send the call (and the API key) somewhere the settings never named.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::classifier::{
     Classifier, ClassifierConfig, ClassifierInput, ClassifierKind, ClassifierVerdict,
@@ -39,106 +40,98 @@ pub trait Transport: Send + Sync {
     ) -> Result<Value, String>;
 }
 
-/// Plain HTTP/1.1 over TCP (`http://host:port/path` only).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct PlainHttp;
+/// reqwest with rustls: `https://` (system roots + extra roots) and `http://`.
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    client: Result<reqwest::Client, String>,
+}
+
+impl Default for HttpTransport {
+    fn default() -> Self {
+        Self::with_root_certificates(&[])
+    }
+}
+
+impl HttpTransport {
+    /// The system's trust store only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The system's trust store plus `pems` (PEM-encoded CA certificates), for a private CA in
+    /// front of the model endpoint. A certificate that does not parse makes every request fail
+    /// (and so every classification block) rather than silently dropping the extra root.
+    pub fn with_root_certificates(pems: &[Vec<u8>]) -> Self {
+        let build = || -> Result<reqwest::Client, String> {
+            let mut b = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .use_rustls_tls();
+            for pem in pems {
+                let cert = reqwest::Certificate::from_pem(pem)
+                    .map_err(|e| format!("an extra root certificate does not parse: {e}"))?;
+                b = b.add_root_certificate(cert);
+            }
+            b.build()
+                .map_err(|e| format!("the HTTP client could not be set up: {e}"))
+        };
+        Self { client: build() }
+    }
+
+    /// A transport whose every request fails with `why` (a misconfiguration found while
+    /// building it), so the classifier blocks and reports it.
+    pub fn broken(why: String) -> Self {
+        Self { client: Err(why) }
+    }
+}
 
 #[async_trait]
-impl Transport for PlainHttp {
+impl Transport for HttpTransport {
     async fn post_json(
         &self,
         url: &str,
         headers: &[(String, String)],
         body: &Value,
     ) -> Result<Value, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("{url}: the built-in transport speaks plain http:// only; plug in a TLS transport for https"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let addr = if authority.contains(':') {
-            authority.to_owned()
-        } else {
-            format!("{authority}:80")
-        };
-        let payload = body.to_string();
-        let mut req = format!(
-            "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-            payload.len()
-        );
+        let client = self.client.as_ref().map_err(Clone::clone)?;
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            return Err(format!(
+                "{url}: only http:// and https:// endpoints are supported"
+            ));
+        }
+        let mut req = client.post(url).json(body);
         for (k, v) in headers {
-            if k.contains(['\r', '\n']) || v.contains(['\r', '\n']) {
-                return Err("a header contains a line break".into());
-            }
-            req.push_str(&format!("{k}: {v}\r\n"));
+            req = req.header(k.as_str(), v.as_str());
         }
-        req.push_str("\r\n");
-        req.push_str(&payload);
-        let mut stream = tokio::net::TcpStream::connect(&addr)
-            .await
-            .map_err(|e| format!("connect {addr}: {e}"))?;
-        stream
-            .write_all(req.as_bytes())
-            .await
-            .map_err(|e| e.to_string())?;
+        let mut resp = req.send().await.map_err(|e| describe(&e))?;
+        let status = resp.status();
+        // Read chunk by chunk so a hostile or broken endpoint cannot make us buffer more than
+        // the cap.
         let mut raw = Vec::new();
-        (&mut stream)
-            .take(MAX_RESPONSE_BYTES as u64 + 1)
-            .read_to_end(&mut raw)
-            .await
-            .map_err(|e| e.to_string())?;
-        if raw.len() > MAX_RESPONSE_BYTES {
-            return Err("the response is too large".into());
+        while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
+            if raw.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err("the response is too large".into());
+            }
+            raw.extend_from_slice(&chunk);
         }
-        parse_response(&raw)
+        if !status.is_success() {
+            let mut snippet = String::from_utf8_lossy(&raw).into_owned();
+            snippet.truncate(200);
+            return Err(format!("HTTP {}: {snippet}", status.as_u16()));
+        }
+        serde_json::from_slice(&raw).map_err(|e| format!("the response is not JSON: {e}"))
     }
 }
 
-fn parse_response(raw: &[u8]) -> Result<Value, String> {
-    let text = String::from_utf8_lossy(raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or("a malformed HTTP response")?;
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or("no HTTP status")?;
-    let chunked = head.lines().any(|l| {
-        l.to_ascii_lowercase().starts_with("transfer-encoding:")
-            && l.to_ascii_lowercase().contains("chunked")
-    });
-    let body = if chunked {
-        dechunk(body)?
-    } else {
-        body.to_owned()
-    };
-    if !(200..300).contains(&status) {
-        let mut snippet = body;
-        snippet.truncate(200);
-        return Err(format!("HTTP {status}: {snippet}"));
+/// reqwest's error with its causes (the TLS reason sits in the source chain).
+fn describe(e: &reqwest::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
     }
-    serde_json::from_str(&body).map_err(|e| format!("the response is not JSON: {e}"))
-}
-
-fn dechunk(mut s: &str) -> Result<String, String> {
-    let mut out = String::new();
-    loop {
-        let (size, rest) = s.split_once("\r\n").ok_or("a malformed chunk")?;
-        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| "a malformed chunk size")?;
-        if n == 0 {
-            return Ok(out);
-        }
-        let chunk = rest.get(..n).ok_or("a truncated chunk")?;
-        out.push_str(chunk);
-        s = rest
-            .get(n..)
-            .and_then(|r| r.strip_prefix("\r\n"))
-            .ok_or("a truncated chunk")?;
-    }
+    msg
 }
 
 /// HTTP headers as name/value pairs.
@@ -321,13 +314,6 @@ mod tests {
 
     #[test]
     fn responses_and_verdicts() {
-        let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n";
-        assert_eq!(parse_response(raw).unwrap(), json!({"a": 1}));
-        assert!(
-            parse_response(b"HTTP/1.1 500 Oops\r\n\r\nboom")
-                .unwrap_err()
-                .contains("500")
-        );
         assert!(verdict_from("sure! {\"decision\":\"allow\",\"reason\":\"fits\"}").allow);
         assert!(!verdict_from("{\"decision\":\"maybe\"}").allow);
         assert!(!verdict_from("allow").allow);

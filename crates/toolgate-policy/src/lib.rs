@@ -109,12 +109,15 @@ pub use classifier::{
     AutoReviewer, BuiltinClassifier, Classifier, ClassifierConfig, ClassifierInput,
     ClassifierVerdict, classifier_from,
 };
-pub use classifier_model::{ModelClassifier, PlainHttp, Transport};
+pub use classifier_model::{HttpTransport, ModelClassifier, Transport};
 pub use constraints::Constraints;
 pub use engine::{Engine, EngineBuilder, PolicyRequest, RuleInput};
 pub use error::PolicyError;
 pub use profiles::{Profile, ProfileConfig};
-pub use prompt::{DenyAllPrompter, JsonLinesPrompter, PolicyPrompter, TerminalPrompter};
+pub use prompt::{
+    DenyAllPrompter, JsonLinesPrompter, JsonLinesSource, LazyJsonLinesPrompter, PolicyPrompter,
+    TerminalPrompter,
+};
 pub use rules::domain::url_host;
 pub use rules::split::{Split, split_command};
 pub use rules::{KNOWN_TOOLS, READ_TOOLS, RuleKind, WRITE_TOOLS};

@@ -577,6 +577,7 @@ mod model_classifier {
             model: Some("m".into()),
             api_key_env: Some("TOOLGATE_TEST_NO_SUCH_KEY".into()),
             timeout_ms: Some(timeout_ms),
+            ca_file: None,
         };
         let c = classifier_from(Some(&config));
         let facts = facts("npm test");
@@ -642,14 +643,135 @@ mod model_classifier {
                 .await
                 .allow
         );
+    }
+
+    /// A one-shot HTTPS server on 127.0.0.1 with a fresh self-signed certificate for
+    /// `localhost`; returns its URL and the certificate (PEM) to trust.
+    async fn tls_stub(reply: String) -> (String, Vec<u8>) {
+        use std::sync::Arc;
+        use tokio_rustls::rustls::{self, pki_types::PrivateKeyDer};
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let pem = cert.cert.pem().into_bytes();
+        let key = PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            // Serve a couple of connections: a client that rejects the certificate closes
+            // its first one during the handshake.
+            for _ in 0..2 {
+                let (tcp, _) = listener.accept().await.unwrap();
+                let Ok(mut s) = acceptor.accept(tcp).await else {
+                    continue;
+                };
+                let mut buf = vec![0u8; 65536];
+                let mut got = Vec::new();
+                // The JSON body ends the request (`…}]}`); no other framing is needed here.
+                while !got.ends_with(b"}]}") {
+                    let n = s.read(&mut buf).await.unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                }
+                let _ = s.write_all(reply.as_bytes()).await;
+                let _ = s.shutdown().await;
+            }
+        });
+        (format!("https://localhost:{port}"), pem)
+    }
+
+    fn config(endpoint: String) -> ClassifierConfig {
+        ClassifierConfig {
+            kind: ClassifierKind::Anthropic,
+            endpoint: Some(endpoint),
+            model: Some("m".into()),
+            api_key_env: None,
+            timeout_ms: Some(5000),
+            ca_file: None,
+        }
+    }
+
+    async fn run(c: &dyn toolgate_policy::classifier::Classifier) -> ClassifierVerdict {
+        let facts = facts("npm test");
+        let input = json!({"command": "npm test"});
+        let roots = [Path::new("/p")];
+        c.classify(&ClassifierInput {
+            tool: "Bash",
+            input: &input,
+            facts: &facts,
+            annotations: Default::default(),
+            task: Some("fix the tests"),
+            roots: &roots,
+        })
+        .await
+    }
+
+    #[tokio::test]
+    async fn https_endpoint_with_a_trusted_ca_and_an_untrusted_one() {
+        let allow =
+            r#"{"content":[{"type":"text","text":"{\"decision\":\"allow\",\"reason\":\"ok\"}"}]}"#;
+        // Trusted through caFile: the call goes over TLS and the verdict comes back.
+        let (url, pem) = tls_stub(http("200 OK", allow)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, &pem).unwrap();
+        let mut c = config(url);
+        c.ca_file = Some(ca);
+        let v = run(classifier_from(Some(&c)).as_ref()).await;
+        assert!(v.allow, "{}", v.reason);
+
+        // The same kind of server, not trusted: the TLS handshake fails and the call is
+        // blocked (fail closed), saying why.
+        let (url, _pem) = tls_stub(http("200 OK", allow)).await;
+        let v = run(classifier_from(Some(&config(url))).as_ref()).await;
+        assert!(!v.allow);
+        assert!(v.reason.contains("could not be reached"), "{}", v.reason);
         assert!(
-            !classify(
-                ClassifierKind::Anthropic,
-                "https://api.anthropic.com".into(),
-                2000
-            )
-            .await
-            .allow
+            v.reason.to_lowercase().contains("certificate"),
+            "{}",
+            v.reason
         );
+
+        // A CA file that is missing, relative or not PEM blocks too; nothing is sent.
+        for bad in [
+            dir.path().join("missing.pem"),
+            std::path::PathBuf::from("ca.pem"),
+        ] {
+            let mut c = config("https://localhost:1".into());
+            c.ca_file = Some(bad.clone());
+            let v = run(classifier_from(Some(&c)).as_ref()).await;
+            assert!(
+                !v.allow && v.reason.contains("caFile"),
+                "{bad:?}: {}",
+                v.reason
+            );
+        }
+        let junk = dir.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate").unwrap();
+        let mut c = config("https://localhost:1".into());
+        c.ca_file = Some(junk);
+        assert!(!run(classifier_from(Some(&c)).as_ref()).await.allow);
+    }
+
+    #[tokio::test]
+    async fn redirects_are_not_followed() {
+        let (url, h) = stub(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n"
+                .to_owned(),
+            0,
+        )
+        .await;
+        let v = classify(ClassifierKind::Anthropic, url, 2000).await;
+        assert!(!v.allow && v.reason.contains("307"), "{}", v.reason);
+        h.await.unwrap();
     }
 }

@@ -185,3 +185,84 @@ impl PolicyPrompter for JsonLinesPrompter {
         resolve(&self.engine, &offer, answer, verdict)
     }
 }
+
+/// Where a [`LazyJsonLinesPrompter`] finds its UI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonLinesSource {
+    /// A command run with `sh -c`, spoken to over its stdin and stdout.
+    Command(String),
+    /// Two inherited file descriptors: answers are read from `input`, requests written to
+    /// `output`.
+    Fds {
+        /// The descriptor answers arrive on.
+        input: u32,
+        /// The descriptor requests are written to.
+        output: u32,
+    },
+}
+
+/// A [`JsonLinesPrompter`] that connects on the first ask. Front doors build their gate
+/// before an async runtime runs, and most sessions never ask; starting the UI lazily also
+/// means a UI that cannot start costs nothing until it is needed — and then every ask is
+/// denied with the reason (fail closed), never allowed.
+pub struct LazyJsonLinesPrompter {
+    engine: Arc<Engine>,
+    source: JsonLinesSource,
+    prompter: tokio::sync::OnceCell<Result<JsonLinesPrompter, String>>,
+}
+
+impl std::fmt::Debug for LazyJsonLinesPrompter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyJsonLinesPrompter")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LazyJsonLinesPrompter {
+    /// A prompter that will connect to `source` when first asked.
+    pub fn new(engine: Arc<Engine>, source: JsonLinesSource) -> Self {
+        Self {
+            engine,
+            source,
+            prompter: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    async fn connect(&self) -> Result<JsonLinesPrompter, String> {
+        let engine = Arc::clone(&self.engine);
+        match &self.source {
+            JsonLinesSource::Command(cmd) => {
+                JsonLinesPrompter::spawn(engine, "sh", &["-c".to_owned(), cmd.clone()])
+                    .map_err(|e| format!("the prompt command `{cmd}` could not be started: {e}"))
+            }
+            JsonLinesSource::Fds { input, output } => {
+                JsonLinesPrompter::from_fds(engine, *input, *output)
+                    .await
+                    .map_err(|e| format!("prompt descriptors {input},{output}: {e}"))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl PolicyPrompter for LazyJsonLinesPrompter {
+    async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
+        match self.prompter.get_or_init(|| self.connect()).await {
+            Ok(p) => p.ask(req, verdict).await,
+            Err(why) => {
+                let mut v = Verdict::new(
+                    toolgate_protocol::Decision::Deny,
+                    toolgate_protocol::Layer::User,
+                    format!(
+                        "this call needs approval ({}) but the prompt UI is unavailable: {why}",
+                        verdict.reason
+                    ),
+                );
+                v.rule = verdict.rule.clone();
+                v.source = verdict.source.clone();
+                v
+            }
+        }
+    }
+}

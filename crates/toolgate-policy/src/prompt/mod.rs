@@ -14,7 +14,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use toolgate_protocol::{Decision, Layer, Verdict};
 
-pub use jsonl::{DEFAULT_PROMPT_TIMEOUT, JsonLinesPrompter};
+pub use jsonl::{
+    DEFAULT_PROMPT_TIMEOUT, JsonLinesPrompter, JsonLinesSource, LazyJsonLinesPrompter,
+};
 pub use terminal::TerminalPrompter;
 
 use crate::engine::{Engine, PolicyRequest};
