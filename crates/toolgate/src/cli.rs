@@ -107,6 +107,16 @@ pub struct SessionArgs {
     #[arg(long)]
     pub session_id: Option<String>,
 
+    /// Ask permission prompts through this command (run with `sh -c`), speaking JSON lines
+    /// on its stdin/stdout: one request line out, one answer line in (docs/permissions.md).
+    #[arg(long, value_name = "CMD", conflicts_with = "prompt_fds")]
+    pub prompt_command: Option<String>,
+
+    /// Ask permission prompts over two inherited file descriptors, `IN,OUT` (answers are
+    /// read from IN, requests written to OUT), speaking the same JSON lines.
+    #[arg(long, value_name = "IN,OUT", value_parser = parse_fd_pair)]
+    pub prompt_fds: Option<(u32, u32)>,
+
     /// Settings and rules.
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -204,4 +214,17 @@ pub struct ToolsArgs {
     /// Write the registry (all tools, not only this view) to a snapshot file.
     #[arg(long, value_name = "FILE")]
     pub write_snapshot: Option<PathBuf>,
+}
+
+/// `IN,OUT`: two file descriptor numbers.
+fn parse_fd_pair(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("`{s}`: expected IN,OUT (two descriptor numbers)"))?;
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{x}` is not a file descriptor number"))
+    };
+    Ok((num(a)?, num(b)?))
 }

@@ -13,7 +13,8 @@ use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, ViewOp
 use toolgate_hooks::{DisableHooks, HookConfig, HookEngine, HookEnv, HookSource};
 use toolgate_policy::settings::SourceKind;
 use toolgate_policy::{
-    AutoReviewer, DenyAllPrompter, Engine, PolicyError, PolicyPrompter, RuleKind, TerminalPrompter,
+    AutoReviewer, DenyAllPrompter, Engine, JsonLinesSource, LazyJsonLinesPrompter, PolicyError,
+    PolicyPrompter, RuleKind, TerminalPrompter,
     classifier_from,
 };
 use toolgate_protocol::PermissionMode;
@@ -143,7 +144,10 @@ pub fn gate(
         })
         .policy(Arc::new(EnginePolicy(Arc::clone(&engine))))
         .prompter(Arc::new(EnginePrompter(prompter(
-            &engine, prompting, &settings,
+            &engine,
+            prompting,
+            &settings,
+            prompt_source(session),
         ))))
         .constraints(Arc::new(EngineConstraints {
             constraints: Arc::new(settings.constraints(profile.as_ref())),
@@ -240,14 +244,30 @@ fn hook_config(settings: &toolgate_policy::Settings) -> Result<HookConfig, Setup
     )?)
 }
 
-/// The prompter for a session: the terminal when asked for and available, else deny-all;
-/// in auto mode the classifier reviews first.
+/// The JSON-lines UI the command line names (`--prompt-command`, `--prompt-fds`), if any.
+fn prompt_source(session: &SessionArgs) -> Option<JsonLinesSource> {
+    if let Some(cmd) = &session.prompt_command {
+        return Some(JsonLinesSource::Command(cmd.clone()));
+    }
+    session
+        .prompt_fds
+        .map(|(input, output)| JsonLinesSource::Fds { input, output })
+}
+
+/// The prompter for a session: a JSON-lines UI when the command line names one, else the
+/// terminal when asked for and available, else deny-all; in auto mode the classifier
+/// reviews first.
 fn prompter(
     engine: &Arc<Engine>,
     prompting: Prompting,
     settings: &toolgate_policy::Settings,
+    ui: Option<JsonLinesSource>,
 ) -> Arc<dyn PolicyPrompter> {
     let classifier = classifier_from(settings.classifier.as_ref().map(|c| &c.value));
+    if let Some(source) = ui {
+        let ui = LazyJsonLinesPrompter::new(Arc::clone(engine), source);
+        return Arc::new(AutoReviewer::new(classifier, ui));
+    }
     if prompting == Prompting::Terminal {
         match TerminalPrompter::open(Arc::clone(engine)) {
             Ok(terminal) => return Arc::new(AutoReviewer::new(classifier, terminal)),

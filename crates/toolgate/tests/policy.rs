@@ -248,3 +248,126 @@ fn project_hooks_wait_for_trust_and_command_line_hooks_run() {
         "after `toolgate trust` the project's hook runs"
     );
 }
+
+/// A JSON-lines prompt UI: answers every request with `decision`, after saving the request
+/// line to `seen` (so the test can check what the UI was shown).
+fn prompt_ui(decision: &str, seen: &std::path::Path) -> String {
+    format!(
+        "python3 -c 'import sys, json\nfor line in sys.stdin:\n    open(\"{}\", \"a\").write(line)\n    r = json.loads(line)\n    print(json.dumps({{\"id\": r[\"id\"], \"decision\": \"{decision}\", \"message\": \"not now\"}}), flush=True)\n'",
+        seen.display()
+    )
+}
+
+#[test]
+fn prompt_command_answers_asks_over_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.jsonl");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let write = |file: &str, ui: Option<String>| {
+        let input = serde_json::json!({"file_path": file, "content": "x\n"}).to_string();
+        let mut args = vec!["Write".to_owned(), input];
+        if let Some(ui) = ui {
+            args.extend(["--prompt-command".to_owned(), ui]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        call(&ws, &args)
+    };
+
+    // Without a UI, an ask (a write in default mode) is denied: nobody can be asked.
+    let (out, v) = write("a.txt", None);
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    assert!(!ws.join("a.txt").exists());
+
+    // "allow": the write runs once; the UI saw the tool, input and a suggested rule.
+    let (out, v) = write("a.txt", Some(prompt_ui("allow", &seen)));
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "x\n");
+    let req: Value = serde_json::from_str(
+        std::fs::read_to_string(&seen)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(req["type"], "permission_request");
+    assert_eq!(req["tool"], "Write");
+    assert_eq!(req["input"]["file_path"], "a.txt");
+    assert!(!ws.join(".toolgate/settings.local.json").exists());
+
+    // "deny": nothing is written and the UI's message reaches the caller.
+    let (out, v) = write("b.txt", Some(prompt_ui("deny", &seen)));
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    assert!(!ws.join("b.txt").exists());
+    assert!(v.to_string().contains("not now"), "{v}");
+
+    // "allow_always" on a file edit holds for the session only (as in Claude Code); on a
+    // command it saves the rule to the local settings.
+    let (out, v) = write("c.txt", Some(prompt_ui("allow_always", &seen)));
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert!(!ws.join(".toolgate/settings.local.json").exists());
+    let input = serde_json::json!({"command": "touch e.txt"}).to_string();
+    let ui = prompt_ui("allow_always", &seen);
+    let (out, v) = call(&ws, &["Bash", &input, "--prompt-command", &ui]);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert!(ws.join("e.txt").exists());
+    let saved = std::fs::read_to_string(ws.join(".toolgate/settings.local.json")).unwrap();
+    assert!(saved.contains("Bash(touch e.txt)"), "{saved}");
+
+    // A UI that dies without answering, or cannot start, is a refusal (fail closed).
+    for ui in ["exit 0", "/nonexistent/prompt-ui"] {
+        let (out, v) = write("d.txt", Some(ui.to_owned()));
+        assert_eq!(out.status.code(), Some(2), "{ui}: {v}");
+        assert!(!ws.join("d.txt").exists());
+    }
+}
+
+#[test]
+fn prompt_fds_that_do_not_exist_deny_and_bad_values_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"file_path": "a.txt", "content": "x"}).to_string();
+    let (out, v) = call(dir.path(), &["Write", &input, "--prompt-fds", "97,98"]);
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    assert!(v.to_string().contains("prompt UI is unavailable"), "{v}");
+    assert!(!dir.path().join("a.txt").exists());
+    let out = bin()
+        .args(["call", "--no-audit", "Write", &input, "--prompt-fds", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("IN,OUT"));
+}
+
+#[test]
+fn param_value_rules_deny_and_ask_through_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let bg = r#"{"command": "touch x", "run_in_background": true}"#;
+    let fg = r#"{"command": "touch x"}"#;
+    let deny = ["--allow", "Bash(touch *)", "--deny", "Bash(run_in_background : true)"];
+    // The denied field value is refused even though an allow rule covers the command …
+    let (out, v) = call(dir.path(), &[&deny[..], &["Bash", bg]].concat());
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    assert_eq!(v["toolgate"]["layer"], "rule", "{v}");
+    assert!(v.to_string().contains("run_in_background"), "{v}");
+    // … and the same command without it runs.
+    let (out, v) = call(dir.path(), &[&deny[..], &["Bash", fg]].concat());
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    // An ask on a field value outranks the allow rule; with nobody to ask it is denied.
+    let ask = ["--allow", "Grep", "--ask", "Grep(output_mode:cont*)"];
+    let (out, v) = call(
+        dir.path(),
+        &[&ask[..], &["Grep", r#"{"pattern": "x", "output_mode": "content"}"#]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    let (out, v) = call(dir.path(), &[&ask[..], &["Grep", r#"{"pattern": "x"}"#]].concat());
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    // As an allow rule the form is ignored (deny/ask only): it cannot approve anything, so
+    // `touch` still needs an approval nobody can give.
+    let (out, v) = call(
+        dir.path(),
+        &["--allow", "Bash(run_in_background:true)", "Bash", bg],
+    );
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    assert_eq!(v["toolgate"]["layer"], "user", "{v}");
+}
