@@ -136,9 +136,9 @@ fn checkout_discard(v: &View<'_>) -> Option<String> {
                 .take_while(|a| **a != "--")
                 .filter(|a| !a.starts_with('-'))
                 .count();
-            let ref_and_paths =
-                !creates && positional >= 2 && !args.contains(&"--recurse-submodules")
-                    || (!creates && positional >= 3);
+            // `git checkout REF PATH…` overwrites PATH from REF. `--recurse-submodules` takes
+            // no separate value (only `=VALUE`), so it does not shift the positionals.
+            let ref_and_paths = !creates && positional >= 2;
             (force || paths_after_dd || dot || ours_theirs || ref_and_paths).then(|| {
                 "overwrites uncommitted changes in the work tree (`checkout` of paths)".into()
             })
@@ -249,7 +249,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule { id: "git.clean_force", category: "git_destruction", risk: Risk::High, programs: &["git"], test: clean_force, matches: &["git clean -fd", "git clean -f", "git clean -d -f", "git clean -xdf", "git clean --force"], not_matches: &["git clean -n", "git clean -nd", "git clean -fdn"]},
     Rule { id: "git.branch_delete", category: "git_destruction", risk: Risk::High, programs: &["git"], test: branch_delete, matches: &["git branch -D feature", "git branch -d --force feature", "git branch -f main HEAD~3", "git tag -d v1"], not_matches: &["git branch", "git branch -d merged", "git branch feature", "git tag v1"]},
     Rule { id: "git.stash_drop", category: "git_destruction", risk: Risk::High, programs: &["git"], test: stash_drop, matches: &["git stash drop", "git stash clear"], not_matches: &["git stash", "git stash list", "git stash pop"]},
-    Rule { id: "git.checkout_discard", category: "git_destruction", risk: Risk::High, programs: &["git"], test: checkout_discard, matches: &["git checkout -- file.txt", "git checkout .", "git checkout -f main", "git checkout HEAD -- src", "git restore a.txt", "git restore --worktree x", "git switch --discard-changes main"], not_matches: &["git checkout main", "git checkout -b feature", "git restore --staged a.txt", "git switch -c feature"]},
+    Rule { id: "git.checkout_discard", category: "git_destruction", risk: Risk::High, programs: &["git"], test: checkout_discard, matches: &["git checkout -- file.txt", "git checkout .", "git checkout --recurse-submodules main file.txt", "git checkout --no-recurse-submodules main file.txt", "git checkout -f main", "git checkout HEAD -- src", "git restore a.txt", "git restore --worktree x", "git switch --discard-changes main"], not_matches: &["git checkout main", "git checkout --recurse-submodules main", "git checkout --recurse-submodules=on-demand main", "git checkout -b feature", "git restore --staged a.txt", "git switch -c feature"]},
     Rule { id: "git.history_rewrite", category: "git_destruction", risk: Risk::High, programs: &["git"], test: history_rewrite, matches: &["git filter-branch --tree-filter x HEAD", "git reflog expire --expire=now --all", "git gc --prune=now", "git update-ref -d refs/heads/x", "git worktree remove --force ../wt", "git rm -rf src"], not_matches: &["git gc", "git reflog", "git rm --cached -r x", "git worktree list"]},
     Rule { id: "git.config_exec", category: "code_execution", risk: Risk::High, programs: &["git"], test: config_exec, matches: &["git -c core.pager='sh -c id' log", "git -c core.sshCommand='x' fetch", "git --exec-path=/tmp status", "git config core.hooksPath /tmp/h", "git config alias.x '!rm -rf /'"], not_matches: &["git -c user.name=x commit -m y", "git config user.email a@b", "git config --get core.pager"]},
 ];
