@@ -29,7 +29,7 @@ pub struct ProtectedEntry {
 pub const PROTECTED: &[ProtectedEntry] = &[
     ProtectedEntry {
         pattern: "dir:.git",
-        matches: &["/w/.git/config", "/w/sub/.git/hooks/x"],
+        matches: &["/w/.git/config", "/w/sub/.git/hooks/x", "/w/.Git/HEAD"],
         not_matches: &["/w/.github/ci.yml", "/w/.gitignore"],
     },
     ProtectedEntry {
@@ -281,17 +281,26 @@ impl ProtectedEntry {
     }
 
     fn matches_components(&self, comps: &[&str]) -> bool {
+        // Names compare case-insensitively: on a case-insensitive file system (macOS,
+        // Windows) `.GIT/hooks` is `.git/hooks`.
         if let Some(name) = self.pattern.strip_prefix("file:") {
-            return comps.last().is_some_and(|last| *last == name);
+            return comps
+                .last()
+                .is_some_and(|last| last.eq_ignore_ascii_case(name));
         }
         let Some(dir) = self.pattern.strip_prefix("dir:") else {
             return false;
         };
         let n = dir.split('/').count();
         comps.windows(n).enumerate().any(|(i, w)| {
-            w.iter().copied().eq(dir.split('/'))
+            w.iter()
+                .zip(dir.split('/'))
+                .all(|(a, b)| a.eq_ignore_ascii_case(b))
                 // `.claude/worktrees` is where agents work; it is not protected.
-                && !(dir == ".claude" && comps.get(i + 1) == Some(&"worktrees"))
+                && !(dir.eq_ignore_ascii_case(".claude")
+                    && comps
+                        .get(i + n)
+                        .is_some_and(|c| c.eq_ignore_ascii_case("worktrees")))
         })
     }
 }

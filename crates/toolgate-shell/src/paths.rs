@@ -27,7 +27,7 @@ pub struct PathPattern {
 /// Writes to any of these are never auto-approved.
 #[rustfmt::skip]
 pub const PROTECTED_PATHS: &[PathPattern] = &[
-    PathPattern { kind: "directory", pattern: "dir:.git", matches: &["/w/.git/config", "/w/.git", "/w/sub/.git/hooks/pre-commit"], not_matches: &["/w/.github/ci.yml", "/w/.gitignore"]},
+    PathPattern { kind: "directory", pattern: "dir:.git", matches: &["/w/.git/config", "/w/.git", "/w/sub/.git/hooks/pre-commit", "/w/.GIT/hooks/pre-commit"], not_matches: &["/w/.github/ci.yml", "/w/.gitignore"]},
     PathPattern { kind: "directory", pattern: "dir:.config/git", matches: &["/home/u/.config/git/config"], not_matches: &["/home/u/.config/gitx"]},
     PathPattern { kind: "directory", pattern: "dir:.vscode", matches: &["/w/.vscode/settings.json"], not_matches: &["/w/vscode/x"]},
     PathPattern { kind: "directory", pattern: "dir:.idea", matches: &["/w/.idea/workspace.xml"], not_matches: &["/w/idea.md"]},
@@ -189,17 +189,21 @@ impl PathPattern {
                 let mut parts = pat.split('/');
                 let first = parts.next().unwrap_or("");
                 let second = parts.next();
+                // Names compare case-insensitively: on a case-insensitive file system
+                // (macOS, Windows) `.GIT/hooks` is `.git/hooks`.
+                let same = |a: Option<&&str>, b: &str| a.is_some_and(|a| a.eq_ignore_ascii_case(b));
                 let hit = comps.iter().enumerate().position(|(i, c)| {
-                    *c == first && second.is_none_or(|s| comps.get(i + 1) == Some(&s))
+                    c.eq_ignore_ascii_case(first)
+                        && second.is_none_or(|s| same(comps.get(i + 1), s))
                 });
                 match hit {
                     // `.claude/worktrees` is the agent's own scratch space.
-                    Some(i) if pat == ".claude" => comps.get(i + 1) != Some(&"worktrees"),
+                    Some(i) if pat == ".claude" => !same(comps.get(i + 1), "worktrees"),
                     Some(_) => true,
                     None => false,
                 }
             }
-            "file" => comps.last() == Some(&pat),
+            "file" => comps.last().is_some_and(|n| n.eq_ignore_ascii_case(pat)),
             "glob" => comps.last().is_some_and(|name| {
                 glob_match(pat, name)
                     && !(pat.starts_with("id_") && name.ends_with(".pub"))

@@ -101,6 +101,11 @@ pub const PROTECTED_PATHS: &[ProtectedPath] = &[
     ),
     dir(".yarn", &[".yarn/releases/yarn.cjs"], &["yarn.lock"]),
     dir(".mvn", &[".mvn/wrapper/maven-wrapper.jar"], &["mvnw"]),
+    dir(
+        ".ssh",
+        &[".ssh/authorized_keys", "home/u/.ssh/config"],
+        &["ssh.md", "docs/ssh/setup.md"],
+    ),
     ProtectedPath {
         pattern: ".claude",
         kind: ProtectedKind::Dir,
