@@ -579,19 +579,7 @@ mod model_classifier {
             timeout_ms: Some(timeout_ms),
             ca_file: None,
         };
-        let c = classifier_from(Some(&config));
-        let facts = facts("npm test");
-        let input = json!({"command": "npm test"});
-        let roots = [Path::new("/p")];
-        c.classify(&ClassifierInput {
-            tool: "Bash",
-            input: &input,
-            facts: &facts,
-            annotations: Default::default(),
-            task: Some("fix the tests"),
-            roots: &roots,
-        })
-        .await
+        run(classifier_from(Some(&config)).as_ref()).await
     }
 
     #[tokio::test]
