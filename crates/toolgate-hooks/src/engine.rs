@@ -11,12 +11,13 @@ use toolgate_protocol::{CallError, Decision, ErrorCode, HookRecord, Layer, ToolO
 
 use crate::aggregate::{EventOutcome, aggregate};
 use crate::config::{Handler, HandlerKind, HookConfig, HookEvent};
+use crate::error::HookError;
 use crate::matcher::{IfMatcher, SimpleIfMatcher};
 use crate::protocol::{
     HookDecision, HookResult, HookStatus, MAX_STRING_CHARS, interpret, text_output,
 };
 use crate::run_command::{Exit, run_command};
-use crate::run_http::run_http;
+use crate::run_http::{HttpClient, run_http};
 
 /// Where hooks run.
 #[derive(Debug, Clone)]
@@ -33,6 +34,7 @@ pub struct HookEngine {
     config: Arc<HookConfig>,
     env: Arc<HookEnv>,
     if_matcher: Arc<dyn IfMatcher>,
+    http: Arc<HttpClient>,
 }
 
 impl std::fmt::Debug for HookEngine {
@@ -51,7 +53,16 @@ impl HookEngine {
             config: Arc::new(config),
             env: Arc::new(env),
             if_matcher: Arc::new(SimpleIfMatcher),
+            http: Arc::new(HttpClient::default()),
         }
+    }
+
+    /// Also trusts the root certificates in `pem` (one or more `BEGIN CERTIFICATE` blocks)
+    /// for `https` hooks, on top of the system's roots: for collectors behind a private CA,
+    /// and for tests. There is deliberately no way to switch certificate checks off.
+    pub fn with_root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, HookError> {
+        self.http = Arc::new(self.http.with_roots_pem(pem)?);
+        Ok(self)
     }
 
     /// Replaces the `if` rule matcher (e.g. with the policy crate's full rule semantics).
@@ -141,16 +152,21 @@ impl HookEngine {
                     detail: Some("async: runs detached and cannot decide".into()),
                     duration_ms: 0,
                 });
-                let (h, bytes, env, cwd) =
-                    (h.clone(), bytes.clone(), env.clone(), cwd.to_path_buf());
+                let (h, bytes, env, cwd, http) = (
+                    h.clone(),
+                    bytes.clone(),
+                    env.clone(),
+                    cwd.to_path_buf(),
+                    self.http.clone(),
+                );
                 tokio::spawn(async move {
-                    let r = run_handler(&h, event, &bytes, &cwd, &env).await;
+                    let r = run_handler(&h, event, &bytes, &cwd, &env, &http).await;
                     if r.status != HookStatus::Ok {
                         tracing::warn!(handler = %r.handler, error = ?r.error, "async hook failed");
                     }
                 });
             } else {
-                sync.push(run_handler(h, event, &bytes, cwd, &env));
+                sync.push(run_handler(h, event, &bytes, cwd, &env, &self.http));
             }
         }
         outcome.ran = true;
@@ -178,6 +194,7 @@ async fn run_handler(
     payload: &[u8],
     cwd: &Path,
     env: &[(String, String)],
+    http: &HttpClient,
 ) -> HookResult {
     let started = std::time::Instant::now();
     let r = HookResult::new(h.label(), h.source.clone(), h.fail_closed);
@@ -202,13 +219,19 @@ async fn run_handler(
             url,
             headers,
             allowed_env_vars,
-        } => match run_http(url, headers, allowed_env_vars, payload, h.timeout).await {
+        } => match run_http(http, url, headers, allowed_env_vars, payload, h.timeout).await {
             Err(e) => r.fail(HookStatus::Error, e.to_string()),
             Ok(out) => match out.status {
                 None => r.fail(HookStatus::TimedOut, format!("no answer within {secs} s")),
                 Some(s) if (200..300).contains(&s) => {
                     interpret(event, r, 0, &out.body, out.truncated, b"")
                 }
+                Some(s) if (300..400).contains(&s) => r.fail(
+                    HookStatus::Error,
+                    format!(
+                        "answered HTTP {s}: redirects are not followed (put the final URL in the settings)"
+                    ),
+                ),
                 Some(s) => r.fail(
                     HookStatus::Error,
                     format!("answered HTTP {s} (status codes cannot block; answer 2xx with JSON)"),

@@ -1,11 +1,23 @@
-//! Runs an `http` handler: one HTTP/1.1 POST of the event JSON over a plain TCP
-//! connection. Hand-written (no HTTP client dependency) and `http://` only: hook collectors
-//! are local services; `https://` URLs are reported as a handler error.
+//! Runs an `http` handler: one POST of the event JSON to an `http://` or `https://` URL with
+//! `reqwest` (rustls, the system's root certificates plus any the embedder added).
+//!
+//! Deliberate limits, because the URL comes from a settings file and the answer can decide a
+//! tool call:
+//!
+//! - **Redirects are never followed.** A 3xx is a non-2xx answer, i.e. a non-blocking error.
+//!   Following one would send the event (tool inputs, file contents) to a host the settings
+//!   never named, and an `https` URL could be downgraded to `http`.
+//! - Certificates are always verified. Embedders and tests that use a private CA add its root
+//!   with [`crate::HookEngine::with_root_certificates_pem`]; there is no switch to accept
+//!   invalid certificates.
+//! - The answer is read chunk by chunk and reading stops at [`MAX_STREAM_BYTES`], so a
+//!   collector streaming without end neither blocks the call nor fills memory.
+//! - Header values expand `$VAR` / `${VAR}` only for variables listed in `allowedEnvVars`.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::HookError;
 use crate::run_command::MAX_STREAM_BYTES;
@@ -17,6 +29,77 @@ pub(crate) struct HttpOutput {
     pub status: Option<u16>,
     pub body: Vec<u8>,
     pub truncated: bool,
+}
+
+/// The HTTP client shared by every `http` handler of an engine: built on first use (loading
+/// the system's root certificates costs a few milliseconds, wasted when no `http` hook is
+/// configured), then reused so connections are pooled.
+#[derive(Default)]
+pub(crate) struct HttpClient {
+    extra_roots: Vec<reqwest::Certificate>,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("extra_roots", &self.extra_roots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// A client trusting the system roots plus the certificates in `pem` (one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks) and those already added to `self`.
+    pub(crate) fn with_roots_pem(&self, pem: &[u8]) -> Result<HttpClient, HookError> {
+        let added = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| HookError::Run(format!("root certificates: {}", chain(&e))))?;
+        if added.is_empty() {
+            return Err(HookError::Run(
+                "root certificates: no PEM certificate found".into(),
+            ));
+        }
+        let mut extra_roots = self.extra_roots.clone();
+        extra_roots.extend(added);
+        Ok(HttpClient {
+            extra_roots,
+            client: OnceLock::new(),
+        })
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, HookError> {
+        self.client
+            .get_or_init(|| {
+                let mut b = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    // Some collectors (and the plain-HTTP runner this replaced) expect
+                    // `Content-Type`, not `content-type`.
+                    .http1_title_case_headers()
+                    .user_agent(concat!("toolgate-hooks/", env!("CARGO_PKG_VERSION")));
+                for root in &self.extra_roots {
+                    b = b.add_root_certificate(root.clone());
+                }
+                b.build().map_err(|e| chain(&e))
+            })
+            .as_ref()
+            .map_err(|e| HookError::Run(format!("cannot set up the HTTP client: {e}")))
+    }
+}
+
+/// An error with its causes (`error sending request: …: invalid peer certificate: …`):
+/// reqwest's own message alone rarely says what went wrong.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = s.source();
+    }
+    out
 }
 
 /// Expands `$VAR` and `${VAR}` in `value` using only the variables in `allowed`; others
@@ -64,38 +147,51 @@ pub(crate) fn expand_header(value: &str, allowed: &[String]) -> String {
     out
 }
 
-struct Url<'a> {
-    host: &'a str,
-    port: u16,
-    path: &'a str,
-}
-
-fn parse_url(url: &str) -> Result<Url<'_>, HookError> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        HookError::Run(format!(
-            "hook URL `{url}`: only http:// is supported (run a local forwarder for https)"
-        ))
-    })?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
-            h,
-            p.parse()
-                .map_err(|_| HookError::Run(format!("hook URL `{url}`: bad port")))?,
-        ),
-        _ => (authority, 80),
-    };
-    if host.is_empty() || authority.contains('@') {
-        return Err(HookError::Run(format!("hook URL `{url}`: bad host")));
+/// Checks the URL: `http` or `https`, a host, no user name or password (credentials belong
+/// in `headers`, expanded from `allowedEnvVars`, where they are not logged with the URL).
+fn parse_url(url: &str) -> Result<reqwest::Url, HookError> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| HookError::Run(format!("hook URL `{url}`: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(HookError::Run(format!(
+            "hook URL `{url}`: only http:// and https:// are supported"
+        )));
     }
-    Ok(Url { host, port, path })
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(HookError::Run(format!("hook URL `{url}`: no host")));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(HookError::Run(format!(
+            "hook URL `{url}`: credentials in the URL are not allowed; send them in `headers` with `allowedEnvVars`"
+        )));
+    }
+    Ok(parsed)
 }
 
-/// POSTs `payload` to `url`.
+fn header_map(
+    url: &str,
+    headers: &[(String, String)],
+    allowed_env_vars: &[String],
+) -> Result<HeaderMap, HookError> {
+    let mut map = HeaderMap::new();
+    map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (k, v) in headers {
+        let v = expand_header(v, allowed_env_vars);
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| HookError::Run(format!("hook URL `{url}`: bad header name `{k}`")))?;
+        let value = HeaderValue::from_str(&v).map_err(|_| {
+            HookError::Run(format!(
+                "hook URL `{url}`: header `{k}` has a line break or control character"
+            ))
+        })?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// POSTs `payload` to `url`. `Ok` with `status: None` means the time limit passed.
 pub(crate) async fn run_http(
+    http: &HttpClient,
     url: &str,
     headers: &[(String, String)],
     allowed_env_vars: &[String],
@@ -103,147 +199,43 @@ pub(crate) async fn run_http(
     timeout: Duration,
 ) -> Result<HttpOutput, HookError> {
     let parsed = parse_url(url)?;
-    let mut request = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-        parsed.path,
-        parsed.host,
-        payload.len()
-    );
-    for (k, v) in headers {
-        let v = expand_header(v, allowed_env_vars);
-        if k.contains(['\r', '\n', ':']) || v.contains(['\r', '\n']) {
-            return Err(HookError::Run(format!(
-                "hook URL `{url}`: header `{k}` contains a line break"
-            )));
-        }
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    let exchange = async {
-        let host = parsed.host.trim_start_matches('[').trim_end_matches(']');
-        let mut stream = TcpStream::connect((host, parsed.port))
-            .await
-            .map_err(|e| HookError::io(format!("connecting to {url}"), e))?;
-        stream
-            .write_all(request.as_bytes())
-            .await
-            .map_err(|e| HookError::io(format!("sending to {url}"), e))?;
-        stream
-            .write_all(payload)
-            .await
-            .map_err(|e| HookError::io(format!("sending to {url}"), e))?;
-        // Read until the answer is complete (a server may ignore `Connection: close`), the
-        // peer closes, or the cap is reached.
-        let mut raw = Vec::new();
-        let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            let n = stream
-                .read(&mut buf)
+    let headers = header_map(url, headers, allowed_env_vars)?;
+    let client = http.client()?;
+    let request = client.post(parsed).headers(headers).body(payload.to_vec());
+    let exchange =
+        async {
+            let mut response = request
+                .send()
                 .await
-                .map_err(|e| HookError::io(format!("reading the answer of {url}"), e))?;
-            raw.extend_from_slice(&buf[..n]);
-            if n == 0 || raw.len() > MAX_STREAM_BYTES + 64 * 1024 || complete(&raw) {
-                break;
+                .map_err(|e| HookError::Run(format!("POST {url}: {}", chain(&e))))?;
+            let status = response.status().as_u16();
+            let mut body = Vec::new();
+            let mut truncated = false;
+            while let Some(chunk) = response.chunk().await.map_err(|e| {
+                HookError::Run(format!("reading the answer of {url}: {}", chain(&e)))
+            })? {
+                let room = MAX_STREAM_BYTES - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    // Dropping the response closes the connection: the rest is never read.
+                    break;
+                }
+                body.extend_from_slice(&chunk);
             }
-        }
-        Ok::<_, HookError>(raw)
-    };
-    let raw = match tokio::time::timeout(timeout, exchange).await {
-        Ok(r) => r?,
-        Err(_) => {
-            return Ok(HttpOutput {
-                status: None,
-                body: Vec::new(),
-                truncated: false,
-            });
-        }
-    };
-    let (status, body) = parse_response(&raw)
-        .ok_or_else(|| HookError::Run(format!("{url} sent an answer that is not HTTP/1.x")))?;
-    let truncated = body.len() > MAX_STREAM_BYTES;
-    let mut body = body;
-    body.truncate(MAX_STREAM_BYTES);
-    Ok(HttpOutput {
-        status: Some(status),
-        body,
-        truncated,
-    })
-}
-
-/// Whether `raw` holds a whole response: headers plus `Content-Length` bytes, or a chunked
-/// body up to its last chunk.
-fn complete(raw: &[u8]) -> bool {
-    let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
-    };
-    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-    let body = &raw[end + 4..];
-    if head.contains("transfer-encoding: chunked") {
-        return body.ends_with(b"0\r\n\r\n");
-    }
-    let status_no_body = head
-        .split_whitespace()
-        .nth(1)
-        .is_some_and(|s| s == "204" || s == "304" || s.starts_with('1'));
-    let length = head.lines().find_map(|l| {
-        l.strip_prefix("content-length:")
-            .and_then(|v| v.trim().parse::<usize>().ok())
-    });
-    match length {
-        Some(n) => body.len() >= n,
-        None => status_no_body,
-    }
-}
-
-fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&raw[..end]).ok()?;
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next()?;
-    let mut parts = status_line.split_whitespace();
-    if !parts.next()?.starts_with("HTTP/1.") {
-        return None;
-    }
-    let status: u16 = parts.next()?.parse().ok()?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        let (k, v) = line.split_once(':')?;
-        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-        if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
-            chunked = true;
-        } else if k == "content-length" {
-            length = v.parse::<usize>().ok();
-        }
-    }
-    let body = &raw[end + 4..];
-    let body = if chunked {
-        dechunk(body)?
-    } else {
-        match length {
-            Some(n) => body[..n.min(body.len())].to_vec(),
-            None => body.to_vec(),
-        }
-    };
-    Some((status, body))
-}
-
-fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let eol = data.windows(2).position(|w| w == b"\r\n")?;
-        let size_text = std::str::from_utf8(&data[..eol]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        data = &data[eol + 2..];
-        if size == 0 {
-            return Some(out);
-        }
-        let take = size.min(data.len());
-        out.extend_from_slice(&data[..take]);
-        if take < size {
-            return Some(out);
-        }
-        data = data.get(size + 2..)?;
+            Ok::<_, HookError>(HttpOutput {
+                status: Some(status),
+                body,
+                truncated,
+            })
+        };
+    match tokio::time::timeout(timeout, exchange).await {
+        Ok(r) => r,
+        Err(_) => Ok(HttpOutput {
+            status: None,
+            body: Vec::new(),
+            truncated: false,
+        }),
     }
 }
 
@@ -262,16 +254,33 @@ mod tests {
     }
 
     #[test]
-    fn responses() {
-        let r = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}").unwrap();
-        assert_eq!(r, (200, b"{}".to_vec()));
-        let r = parse_response(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{\"\r\n3\r\na\":\r\n0\r\n\r\n",
-        )
-        .unwrap();
-        assert_eq!(r.1, b"{\"a\":".to_vec());
-        assert!(parse_url("https://x").is_err());
-        let u = parse_url("http://127.0.0.1:8080/hook").unwrap();
-        assert_eq!((u.host, u.port, u.path), ("127.0.0.1", 8080, "/hook"));
+    fn urls() {
+        assert!(parse_url("https://x.example/hook").is_ok());
+        assert!(parse_url("http://127.0.0.1:8080/hook").is_ok());
+        for bad in [
+            "ftp://x.example/",
+            "file:///etc/passwd",
+            "http://user:pw@x.example/",
+            "not a url",
+            "unix:/run/x.sock",
+        ] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn header_injection_is_refused() {
+        let bad = [("X-A".to_owned(), "a\r\nX-Evil: 1".to_owned())];
+        assert!(header_map("u", &bad, &[]).is_err());
+        let bad = [("X A:".to_owned(), "v".to_owned())];
+        assert!(header_map("u", &bad, &[]).is_err());
+        let ok = [("X-A".to_owned(), "v".to_owned())];
+        assert_eq!(header_map("u", &ok, &[]).unwrap()["x-a"], "v");
+    }
+
+    #[test]
+    fn bad_root_pem_is_an_error() {
+        let c = HttpClient::default();
+        assert!(c.with_roots_pem(b"not a certificate").is_err());
     }
 }

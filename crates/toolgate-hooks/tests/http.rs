@@ -120,11 +120,15 @@ async fn http_status_empty_body_chunked_timeout() {
     assert_eq!(out.records[0].outcome, "timeout");
 
     let e = f.pre_engine(
-        json!([{"type": "http", "url": "https://example.invalid/x", "failClosed": true}]),
+        json!([{"type": "http", "url": "ftp://example.invalid/x", "failClosed": true}]),
     );
     let v = f.pre(&e, "Echo", json!({})).await.verdict.unwrap();
     assert_eq!(v.decision, Decision::Deny);
-    assert!(v.reason.contains("only http://"), "{}", v.reason);
+    assert!(
+        v.reason.contains("only http:// and https://"),
+        "{}",
+        v.reason
+    );
 }
 
 #[tokio::test]

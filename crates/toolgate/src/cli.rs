@@ -25,8 +25,8 @@ Examples:
   # Check an audit log's hash chain
   toolgate audit verify .toolgate/audit.jsonl
 
-  # Guard Claude Code's shell commands (settings.json: hooks.PreToolUse, matcher \"Bash\")
-  toolgate hook
+  # Guard Claude Code's tool calls: add `toolgate hook` to .claude/settings.json
+  toolgate hook install
 
   # Run a command in the sandbox (read-only root, writable workspace, no network)
   toolgate sandbox run -- sh -c 'echo hi > out.txt; touch /etc/x'";
@@ -62,7 +62,7 @@ pub enum Command {
     /// Verify, tail and summarise audit logs.
     #[command(subcommand)]
     Audit(AuditCmd),
-    /// A Claude Code compatible PreToolUse hook: reads the hook JSON on stdin.
+    /// A Claude Code compatible hook (hook JSON on stdin); `hook install` adds it to settings.
     Hook(HookArgs),
     /// Show which sandbox layers work here; run a command in the sandbox.
     #[command(subcommand)]

@@ -14,8 +14,7 @@ use toolgate_hooks::{DisableHooks, HookConfig, HookEngine, HookEnv, HookSource};
 use toolgate_policy::settings::SourceKind;
 use toolgate_policy::{
     AutoReviewer, DenyAllPrompter, Engine, JsonLinesSource, LazyJsonLinesPrompter, PolicyError,
-    PolicyPrompter, RuleKind, TerminalPrompter,
-    classifier_from,
+    PolicyPrompter, RuleKind, TerminalPrompter, classifier_from,
 };
 use toolgate_protocol::PermissionMode;
 use toolgate_sandbox::{PolicyContext, SandboxError, SandboxPolicy};
@@ -180,17 +179,25 @@ pub fn gate(
         };
         policy.add_rules(&rules(RuleKind::Allow), &rules(RuleKind::Deny), &ctx);
         let exe = std::env::current_exe().map_err(SetupError::Exe)?;
+        let exe = toolgate_sandbox::helper_exe(&exe);
         builder = builder.sandbox(Arc::new(LinuxSandbox::new(policy, exe)));
     }
     let hooks = hook_config(&settings)?;
     if !hooks.is_empty() {
-        builder = builder.hooks(Arc::new(HookEngine::new(
-            hooks,
-            HookEnv {
-                project_dir: settings.project.clone(),
-                transcript_path: None,
-            },
-        )));
+        // `if` rules get the permission engine's semantics (per-subcommand Bash matching,
+        // gitignore-style paths), not the hook crate's simpler built-in matcher.
+        let if_matcher =
+            crate::cmd::hook::PolicyIfMatcher::new(settings.project.clone(), settings.home.clone());
+        builder = builder.hooks(Arc::new(
+            HookEngine::new(
+                hooks,
+                HookEnv {
+                    project_dir: settings.project.clone(),
+                    transcript_path: None,
+                },
+            )
+            .with_if_matcher(Arc::new(if_matcher)),
+        ));
     }
     if let Some(audit) = audit
         && !audit.no_audit
