@@ -4,35 +4,77 @@
 variants of toolgate (layers disabled one at a time). Runs are interleaved (one run of each
 configuration per round) so drift hits all of them alike.
 
-Usage: bench/sandbox.py [--toolgate PATH] [--rounds N]
-PATH defaults to target/release/toolgate (build with `cargo build --release -p toolgate`).
-Prints median / p10 / p90 in ms and the delta of each median over plain sh.
+Usage: bench/sandbox.py [--toolgate PATH] [--rounds N] [--phases N]
+PATH defaults to target/release/toolgate (build with `cargo build --release -p toolgate -p
+toolgate-sandbox`, so that target/release/toolgate-sandbox-helper exists next to it).
+Prints median / p10 / p90 in ms and the delta of each median over plain sh, then a
+per-phase breakdown of one configuration taken from the sandbox's own timing marks
+(TOOLGATE_SANDBOX_TIMING=1: every process of the run writes CLOCK_MONOTONIC marks to stderr).
 """
-import argparse, os, shutil, statistics, sys, tempfile, time
+import argparse, os, random, shutil, statistics, subprocess, sys, tempfile, time
 
-def spawn_wait(argv):
+DEVNULL = os.open(os.devnull, os.O_WRONLY)
+
+def spawn_wait(argv, env=None):
     t = time.perf_counter_ns()
-    pid = os.posix_spawnp(argv[0], argv, os.environ)
+    # stderr to /dev/null: degraded variants print a warning per run.
+    pid = os.posix_spawnp(argv[0], argv, env or os.environ,
+                          file_actions=[(os.POSIX_SPAWN_DUP2, DEVNULL, 2)])
     _, status = os.waitpid(pid, 0)
     dt = (time.perf_counter_ns() - t) / 1e6
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed ({status}): {' '.join(argv)}")
     return dt
 
+def phases(argv, runs):
+    """Median duration of each step between consecutive timing marks (ms)."""
+    env = dict(os.environ, TOOLGATE_SANDBOX_TIMING="1")
+    steps = {}
+    for _ in range(runs):
+        t0 = time.monotonic_ns()
+        p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        t1 = time.monotonic_ns()
+        marks = [("spawn", t0)]
+        for line in p.stderr.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "toolgate-sandbox-timing":
+                marks.append((parts[1], int(parts[2])))
+        marks.sort(key=lambda m: m[1])
+        marks.append(("exited", t1))
+        for (a, ta), (b, tb) in zip(marks, marks[1:]):
+            steps.setdefault(f"{a} -> {b}", []).append((tb - ta) / 1e6)
+    return steps
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--toolgate", default="target/release/toolgate")
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--phases", type=int, default=100, help="runs for the per-phase breakdown")
     a = ap.parse_args()
     ws = tempfile.mkdtemp(prefix="tg-bench-", dir=os.getcwd())
     home = os.environ.get("HOME", "/root")
     tg = [os.path.abspath(a.toolgate), "sandbox", "run", "--workspace", ws]
     cmd = ["sh", "-c", "true"]
+    # The same binary without the stand-alone helper next to it: the helper is then the
+    # toolgate binary itself, re-executed (a hard link keeps this cheap).
+    lone_dir = os.path.join(ws, ".bin")
+    os.makedirs(lone_dir)
+    lone = os.path.join(lone_dir, "toolgate")
+    try:
+        os.link(os.path.abspath(a.toolgate), lone)
+    except OSError:
+        shutil.copy2(os.path.abspath(a.toolgate), lone)
+    helper = os.path.join(os.path.dirname(os.path.abspath(a.toolgate)), "toolgate-sandbox-helper")
+    if not os.path.exists(helper):
+        print(f"{helper} missing: `toolgate` re-executes itself (slower); build it with "
+              "`cargo build --release -p toolgate-sandbox`", file=sys.stderr)
     configs = {
         "plain sh -c true": cmd,
         "unshare -Umipuf --map-root-user (+net)": ["unshare", "--user", "--map-root-user", "--mount", "--ipc", "--pid", "--uts", "--net", "--fork"] + cmd,
         "toolgate all layers, network none": tg + ["--"] + cmd,
+        "toolgate all layers, helper = toolgate re-exec": [lone] + tg[1:] + ["--"] + cmd,
+        "toolgate all layers, probe cache off (probe per run)": (tg + ["--"] + cmd, dict(os.environ, TOOLGATE_SANDBOX_PROBE_CACHE="0")),
         "toolgate network full": tg + ["--network", "full", "--"] + cmd,
         "toolgate without seccomp": tg + ["--disable-layer", "seccomp", "--"] + cmd,
         "toolgate without landlock": tg + ["--disable-layer", "landlock", "--"] + cmd,
@@ -53,9 +95,13 @@ def main():
     env_note = os.environ.copy()
     env_note.pop("TOOLGATE_SANDBOX_DISABLE", None)
     samples = {k: [] for k in configs}
+    order = list(configs.items())
     for i in range(a.warmup + a.rounds):
-        for name, argv in configs.items():
-            dt = spawn_wait(argv)
+        # A fresh order each round: a run right after another one that tore down a network
+        # namespace pays for that teardown, which would otherwise always hit the same row.
+        random.shuffle(order)
+        for name, argv in order:
+            dt = spawn_wait(*argv) if isinstance(argv, tuple) else spawn_wait(argv)
             if i >= a.warmup:
                 samples[name].append(dt)
     base = statistics.median(samples["plain sh -c true"])
@@ -65,6 +111,11 @@ def main():
         med = statistics.median(s)
         p10, p90 = s[len(s) // 10], s[(len(s) * 9) // 10]
         print(f"{name:<78} {med:8.2f} {p10:7.2f} {p90:7.2f} {med - base:+8.2f}")
+    print(f"\nper-phase medians of `toolgate sandbox run -- sh -c true` (all layers, network none), "
+          f"{a.phases} runs, ms:")
+    for step, s in phases(tg + ["--"] + cmd, a.phases).items():
+        if len(s) >= a.phases // 2:
+            print(f"  {step:<52} {statistics.median(s):7.3f}")
     shutil.rmtree(ws, ignore_errors=True)
 
 if __name__ == "__main__":

@@ -1,13 +1,21 @@
 //! The sandbox seam (stage 8): which room a call's processes run in.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use toolgate_protocol::{CallFacts, Subject, ToolSpec};
-use toolgate_sandbox::{Plan, SandboxPolicy};
+use serde_json::json;
+use toolgate_protocol::{
+    CallFacts, CallRecord, CommandFact, ErrorCode, PermissionMode, Subject, ToolSpec,
+};
+use toolgate_sandbox::{
+    DomainRules, NetworkMode, Plan, Proxy, ProxyDecision, SandboxPolicy, encode_tag,
+};
 
 use crate::session::Session;
+use crate::stages::AuditSink;
 
 /// A room processes can be started in. Tools that spawn processes ask the room to build the
 /// command instead of spawning the program directly.
@@ -17,6 +25,10 @@ pub trait Room: Send + Sync + std::fmt::Debug {
 
     /// A command that runs `argv` in `cwd` inside the room.
     fn command(&self, argv: &[OsString], cwd: &Path) -> std::io::Result<tokio::process::Command>;
+
+    /// Tells the room which call it serves (before [`Room::command`]), so what happens in
+    /// it (network decisions) is attributed to that call in the audit log.
+    fn bind_call(&self, _call_id: &str) {}
 }
 
 /// Stage 8: picks the room for a call. `Ok(None)` means run unsandboxed; `Err` means the
@@ -52,19 +64,250 @@ impl SandboxStage for NoSandbox {
 /// A room is planned against the machine's probe for every call: if a layer the policy
 /// needs is missing and the policy says `failIfUnavailable`, the call is refused
 /// (`sandbox_unavailable`); otherwise the helper runs degraded and says so on stderr.
-#[derive(Debug, Clone)]
+///
+/// Network `allowlist`: one [`Proxy`] per stage, started with the first room that needs it
+/// (on a unix socket in a private temp directory, removed with the stage). Each room tags
+/// its connections with the session and call ids; every proxy decision becomes a
+/// `kind: "network"` record in the audit sink given with [`LinuxSandbox::with_audit`].
+#[derive(Clone)]
 pub struct LinuxSandbox {
     policy: Arc<SandboxPolicy>,
     helper: PathBuf,
+    audit: Option<Arc<dyn AuditSink>>,
+    proxy_hosts: HashMap<String, Vec<SocketAddr>>,
+    proxy: Arc<OnceLock<Result<RunningProxy, String>>>,
+}
+
+impl std::fmt::Debug for LinuxSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinuxSandbox")
+            .field("policy", &self.policy)
+            .field("helper", &self.helper)
+            .field("audit", &self.audit.is_some())
+            .finish()
+    }
+}
+
+/// The stage's proxy and its socket directory (removed on drop, after the proxy stopped).
+struct RunningProxy {
+    proxy: Option<Proxy>,
+    dir: PathBuf,
+    /// The policy with `proxy_socket` set.
+    policy: Arc<SandboxPolicy>,
+}
+
+impl Drop for RunningProxy {
+    fn drop(&mut self) {
+        drop(self.proxy.take());
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 impl LinuxSandbox {
     /// A sandbox stage for `policy`, using `helper` (the `toolgate` binary, which runs the
-    /// helper when given [`toolgate_sandbox::HELPER_ARG`]).
+    /// helper when given [`toolgate_sandbox::HELPER_ARG`], or the stand-alone helper, see
+    /// [`toolgate_sandbox::helper_exe`]).
     pub fn new(policy: SandboxPolicy, helper: PathBuf) -> Self {
         Self {
             policy: Arc::new(policy),
             helper,
+            audit: None,
+            proxy_hosts: HashMap::new(),
+            proxy: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Records every network decision of the allow-list proxy in `audit` (the gate's sink).
+    pub fn with_audit(mut self, audit: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Resolves these names to fixed addresses in the proxy instead of asking DNS (tests,
+    /// pinning).
+    pub fn with_proxy_hosts(mut self, hosts: HashMap<String, Vec<SocketAddr>>) -> Self {
+        self.proxy_hosts = hosts;
+        self
+    }
+
+    /// The policy rooms use: with the running proxy's socket in allow-list mode.
+    fn effective_policy(&self) -> Result<Arc<SandboxPolicy>, String> {
+        if self.policy.network.mode != NetworkMode::Allowlist
+            || self.policy.network.proxy_socket.is_some()
+        {
+            return Ok(Arc::clone(&self.policy));
+        }
+        let running = self.proxy.get_or_init(|| self.start_proxy());
+        match running {
+            Ok(r) => Ok(Arc::clone(&r.policy)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    fn start_proxy(&self) -> Result<RunningProxy, String> {
+        let dir = private_dir().map_err(|e| format!("network proxy: {e}"))?;
+        let sock = dir.join("proxy.sock");
+        let rules = DomainRules::new(
+            &self.policy.network.allowed_domains,
+            &self.policy.network.denied_domains,
+        );
+        let audit = self.audit.clone();
+        let started = Proxy::start_with_hosts(&sock, rules, self.proxy_hosts.clone(), move |d| {
+            record_decision(audit.as_deref(), d)
+        });
+        let proxy = match started {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(format!("network proxy: {e}"));
+            }
+        };
+        let mut policy = (*self.policy).clone();
+        policy.network.proxy_socket = Some(sock);
+        Ok(RunningProxy {
+            proxy: Some(proxy),
+            dir,
+            policy: Arc::new(policy),
+        })
+    }
+}
+
+/// `sandbox.excludedCommands`: `Some(patterns)` when the command may run outside the sandbox.
+///
+/// The safe reading: only when the analyzer understood the whole command (not opaque) and
+/// *every* subcommand matches a pattern, with no wrapper (`sudo`, `xargs`, …) and no leading
+/// `NAME=value` assignment — `docker ps && curl x | sh` stays sandboxed. Patterns use the
+/// Bash-rule forms `docker:*`, `docker *` (the program and any arguments), or an exact
+/// command (`make test`); `Bash(…)` around them is accepted.
+pub fn excluded(patterns: &[String], facts: &CallFacts) -> Option<String> {
+    if patterns.is_empty() || facts.opaque || facts.commands.is_empty() {
+        return None;
+    }
+    let mut used: Vec<&str> = Vec::new();
+    for command in &facts.commands {
+        let p = patterns.iter().find(|p| command_matches(p, command))?;
+        if !used.contains(&p.as_str()) {
+            used.push(p);
+        }
+    }
+    Some(used.join(", "))
+}
+
+fn command_matches(pattern: &str, command: &CommandFact) -> bool {
+    if !command.wrappers.is_empty() || !command.env.is_empty() || command.argv.is_empty() {
+        return false;
+    }
+    let p = pattern.trim();
+    let p = p
+        .strip_prefix("Bash(")
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or(p)
+        .trim();
+    let text = command.argv.join(" ");
+    match p.strip_suffix(":*").or_else(|| p.strip_suffix(" *")) {
+        Some(prefix) => {
+            let prefix = prefix.trim_end();
+            !prefix.is_empty()
+                && (text == prefix
+                    || text
+                        .strip_prefix(prefix)
+                        .is_some_and(|rest| rest.starts_with(' ')))
+        }
+        None => text == p,
+    }
+}
+
+/// A fresh 0700 directory for the proxy socket (only this user may connect to it).
+fn private_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("toolgate-proxy-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+/// The room's tag: `<session id> <call id> <tool>`, each percent-encoded.
+fn room_tag(session: &str, call: &str, tool: &str) -> String {
+    format!(
+        "{}+{}+{}",
+        encode_tag(session),
+        encode_tag(call),
+        encode_tag(tool)
+    )
+}
+
+fn decode_tag(tag: &str) -> Vec<String> {
+    tag.split('+')
+        .map(|part| {
+            let bytes = part.as_bytes();
+            let mut out = Vec::with_capacity(bytes.len());
+            let mut i = 0;
+            while i < bytes.len() {
+                let hex = (bytes[i] == b'%')
+                    .then(|| part.get(i + 1..i + 3))
+                    .flatten()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(bytes[i]);
+                        i += 1;
+                    }
+                }
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        })
+        .collect()
+}
+
+/// The audit record of one proxy decision: `kind: "network"`, the spawning call's session
+/// and call ids (from the room's tag), the request in `input`, `status` `ok` (allowed) or
+/// `error` with code `denied`.
+pub fn network_record(d: &ProxyDecision) -> CallRecord {
+    let parts = d.tag.as_deref().map(decode_tag).unwrap_or_default();
+    let part = |i: usize| parts.get(i).cloned().unwrap_or_default();
+    CallRecord {
+        kind: "network".to_owned(),
+        ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        session_id: part(0),
+        call_id: part(1),
+        client: None,
+        tool: part(2),
+        input: json!({
+            "method": d.method,
+            "host": d.host,
+            "port": d.port,
+            "decision": if d.allowed { "allowed" } else { "denied" },
+            "reason": d.reason,
+        }),
+        stages: Vec::new(),
+        hooks: Vec::new(),
+        verdict: None,
+        status: if d.allowed { "ok" } else { "error" }.to_owned(),
+        code: (!d.allowed).then_some(ErrorCode::Denied),
+        duration_us: 0,
+        input_bytes: 0,
+        output_bytes: 0,
+    }
+}
+
+/// Whether the decision was recorded; `false` makes the proxy refuse the connection.
+fn record_decision(audit: Option<&dyn AuditSink>, d: &ProxyDecision) -> bool {
+    let Some(audit) = audit else {
+        tracing::info!(host = %d.host, port = d.port, allowed = d.allowed, reason = %d.reason, "sandbox network decision");
+        return true;
+    };
+    // A failed write also marks the sink failed, so the gate refuses every later call.
+    match audit.record(&network_record(d)) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!(error = %e, host = %d.host, "network decision could not be audited; connection refused");
+            false
         }
     }
 }
@@ -73,13 +316,24 @@ impl SandboxStage for LinuxSandbox {
     fn select(
         &self,
         spec: &ToolSpec,
-        _facts: &CallFacts,
-        _session: &Session,
+        facts: &CallFacts,
+        session: &Session,
     ) -> Result<Option<Arc<dyn Room>>, String> {
         if !self.policy.enabled || !matches!(spec.subject, Subject::Command { .. }) {
             return Ok(None);
         }
-        let plan = Plan::new(&self.policy, toolgate_sandbox::probe()).map_err(|e| e.to_string())?;
+        // Stage 8 comes after the permission decision: an excluded command has already
+        // been allowed (or asked for) like any other; only its room changes.
+        // As root in bypassPermissions the policy's root guard relies on the sandbox, so
+        // exclusions do not apply there.
+        let root_bypass = session.mode() == PermissionMode::BypassPermissions
+            && toolgate_sandbox::probe().uid == 0;
+        if !root_bypass && let Some(why) = excluded(&self.policy.excluded_commands, facts) {
+            tracing::info!(reason = %why, "command runs outside the sandbox (sandbox.excludedCommands)");
+            return Ok(None);
+        }
+        let policy = self.effective_policy()?;
+        let plan = Plan::new(&policy, toolgate_sandbox::probe()).map_err(|e| e.to_string())?;
         let applied: Vec<&str> = plan.applied.iter().map(|l| l.name()).collect();
         let mut description = format!("sandbox tier {:?}: {}", plan.tier, applied.join("+"));
         if !plan.missing.is_empty() {
@@ -87,9 +341,12 @@ impl SandboxStage for LinuxSandbox {
             description.push_str(&format!(" (missing: {})", missing.join(", ")));
         }
         Ok(Some(Arc::new(LinuxRoom {
-            policy: Arc::clone(&self.policy),
+            policy,
             helper: self.helper.clone(),
             description,
+            session_id: session.id().to_owned(),
+            tool: spec.name.clone(),
+            call_id: Mutex::new(None),
         })))
     }
 }
@@ -99,6 +356,9 @@ struct LinuxRoom {
     policy: Arc<SandboxPolicy>,
     helper: PathBuf,
     description: String,
+    session_id: String,
+    tool: String,
+    call_id: Mutex<Option<String>>,
 }
 
 impl Room for LinuxRoom {
@@ -107,8 +367,212 @@ impl Room for LinuxRoom {
     }
 
     fn command(&self, argv: &[OsString], cwd: &Path) -> std::io::Result<tokio::process::Command> {
-        toolgate_sandbox::command(&self.policy, &self.helper, argv, cwd)
+        let mut policy = Arc::clone(&self.policy);
+        if policy.network.proxy_socket.is_some() {
+            let call = self
+                .call_id
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .unwrap_or_default();
+            Arc::make_mut(&mut policy).network.proxy_tag =
+                Some(room_tag(&self.session_id, &call, &self.tool));
+        }
+        toolgate_sandbox::command(&policy, &self.helper, argv, cwd)
             .map(tokio::process::Command::from)
             .map_err(std::io::Error::other)
+    }
+
+    fn bind_call(&self, call_id: &str) {
+        *self.call_id.lock().unwrap_or_else(PoisonError::into_inner) = Some(call_id.to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::FileAudit;
+    use crate::session::{SessionOptions, Workspace};
+    use std::io::{Read, Write};
+    use toolgate_audit::{FsyncPolicy, VerifyStatus};
+    use toolgate_protocol::{Concurrency, TimeoutSpec, ToolAnnotations};
+
+    fn fact(argv: &[&str]) -> CommandFact {
+        CommandFact {
+            argv: argv.iter().map(|s| (*s).to_owned()).collect(),
+            text: argv.join(" "),
+            ..CommandFact::default()
+        }
+    }
+
+    fn facts(commands: Vec<CommandFact>) -> CallFacts {
+        CallFacts {
+            commands,
+            ..CallFacts::default()
+        }
+    }
+
+    #[test]
+    fn excluded_only_when_every_subcommand_matches() {
+        let pats = vec!["docker:*".to_owned(), "Bash(make test)".to_owned()];
+        let one = facts(vec![fact(&["docker", "ps"])]);
+        assert_eq!(excluded(&pats, &one).as_deref(), Some("docker:*"));
+        let both = facts(vec![fact(&["docker", "ps"]), fact(&["make", "test"])]);
+        assert!(excluded(&pats, &both).is_some());
+        let mixed = facts(vec![fact(&["docker", "ps"]), fact(&["curl", "x"])]);
+        assert_eq!(excluded(&pats, &mixed), None);
+        assert_eq!(excluded(&pats, &facts(vec![fact(&["dockerd"])])), None);
+        assert_eq!(
+            excluded(&pats, &facts(vec![fact(&["make", "test", "-j"])])),
+            None
+        );
+        let mut wrapped = fact(&["docker", "ps"]);
+        wrapped.wrappers = vec!["sudo".into()];
+        assert_eq!(excluded(&pats, &facts(vec![wrapped])), None);
+        let mut with_env = fact(&["docker", "ps"]);
+        with_env.env = vec!["LD_PRELOAD".into()];
+        assert_eq!(excluded(&pats, &facts(vec![with_env])), None);
+        let mut opaque = one.clone();
+        opaque.opaque = true;
+        assert_eq!(excluded(&pats, &opaque), None);
+        assert_eq!(excluded(&pats, &facts(Vec::new())), None);
+    }
+
+    fn bash_spec() -> ToolSpec {
+        ToolSpec {
+            name: "Bash".into(),
+            version: "1".into(),
+            description: String::new(),
+            input_schema: json!({}),
+            output_schema: None,
+            annotations: ToolAnnotations::default(),
+            concurrency: Concurrency::Exclusive,
+            timeout: TimeoutSpec {
+                default_ms: 1000,
+                max_ms: 1000,
+            },
+            subject: Subject::Command {
+                field: "command".into(),
+            },
+        }
+    }
+
+    /// The stand-alone helper built next to this test binary (`target/<profile>/`).
+    fn helper() -> PathBuf {
+        let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or_else(|| panic!("no target dir"));
+        let helper = dir.join(toolgate_sandbox::HELPER_BIN);
+        assert!(
+            helper.is_file(),
+            "{} missing: run `cargo build -p toolgate-sandbox` first",
+            helper.display()
+        );
+        helper
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("toolgate-core-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::canonicalize(&dir).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[tokio::test]
+    async fn network_decisions_are_audited_under_the_call() {
+        if !toolgate_sandbox::probe().has(toolgate_sandbox::Layer::NetNs) {
+            panic!("this test needs network namespaces (see `toolgate sandbox status`)");
+        }
+        let root = scratch("netaudit");
+        let ws = root.join("ws");
+        std::fs::create_dir_all(&ws).unwrap_or_else(|e| panic!("{e}"));
+        // A local HTTP server that "allowed.test" and "blocked.test" both resolve to.
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        std::thread::spawn(move || {
+            for conn in server.incoming().take(2) {
+                let Ok(mut s) = conn else { return };
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ =
+                    s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\nhello-from-allowed");
+            }
+        });
+        let audit_path = root.join("audit.jsonl");
+        let sink: Arc<dyn AuditSink> = Arc::new(
+            FileAudit::open(&audit_path, FsyncPolicy::Never).unwrap_or_else(|e| panic!("{e}")),
+        );
+        let mut policy = SandboxPolicy::workspace_write(&ws, None);
+        policy.enabled = true;
+        policy.network.mode = NetworkMode::Allowlist;
+        policy.network.allowed_domains = vec!["allowed.test".into()];
+        let hosts = HashMap::from([
+            ("allowed.test".to_owned(), vec![addr]),
+            ("blocked.test".to_owned(), vec![addr]),
+        ]);
+        let stage = LinuxSandbox::new(policy, helper())
+            .with_audit(Arc::clone(&sink))
+            .with_proxy_hosts(hosts);
+        let session = Session::new(
+            Workspace::new(&ws).unwrap_or_else(|e| panic!("{e}")),
+            SessionOptions {
+                id: Some("sess-1".into()),
+                ..SessionOptions::default()
+            },
+        );
+        let room = stage
+            .select(&bash_spec(), &CallFacts::default(), &session)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("no room"));
+        room.bind_call("call-42");
+        let port = addr.port();
+        let script = format!(
+            "for h in allowed.test blocked.test; do exec 3<>/dev/tcp/127.0.0.1/3128 || exit 9; \
+             printf 'GET http://%s:{port}/ HTTP/1.0\\r\\n\\r\\n' $h >&3; cat <&3; exec 3<&-; done"
+        );
+        let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), script.into()];
+        let out = room
+            .command(&argv, &ws)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("hello-from-allowed") && stdout.contains("403"),
+            "stdout={stdout} stderr={}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        drop(room);
+        drop(stage);
+        drop(sink);
+        let text = std::fs::read_to_string(&audit_path).unwrap_or_else(|e| panic!("{e}"));
+        let records: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        let find = |host: &str| {
+            records
+                .iter()
+                .find(|r| r["kind"] == "network" && r["input"]["host"] == host)
+                .cloned()
+                .unwrap_or_else(|| panic!("no record for {host}: {text}"))
+        };
+        let allowed = find("allowed.test");
+        assert_eq!(allowed["input"]["decision"], "allowed");
+        assert_eq!(allowed["status"], "ok");
+        assert_eq!(allowed["call_id"], "call-42", "{allowed}");
+        assert_eq!(allowed["session_id"], "sess-1");
+        assert_eq!(allowed["tool"], "Bash");
+        let denied = find("blocked.test");
+        assert_eq!(denied["input"]["decision"], "denied");
+        assert_eq!(denied["status"], "error");
+        assert_eq!(denied["call_id"], "call-42");
+        let report = toolgate_audit::verify(&audit_path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.status, VerifyStatus::Ok, "{report:?}");
+        assert_eq!(report.records, 2);
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::SandboxError;
 use crate::policy::{NetworkMode, SandboxPolicy};
-use crate::probe::{Layer, probe};
+use crate::probe::{Layer, Probe, disabled_from_env};
 use crate::proxy::{DomainRules, Proxy};
 use crate::settings::PolicyContext;
 
@@ -31,12 +31,14 @@ pub struct RunOptions {
     pub disable_layers: Vec<String>,
 }
 
-/// `toolgate sandbox status` output.
+/// `toolgate sandbox status` output. Always probes afresh (and refreshes the per-boot
+/// cache), so it shows the machine as it is now.
 pub fn status(json: bool) -> String {
+    let fresh = Probe::detect(&disabled_from_env());
     if json {
-        serde_json::to_string_pretty(probe()).unwrap_or_default()
+        serde_json::to_string_pretty(&fresh).unwrap_or_default()
     } else {
-        probe().render()
+        fresh.render()
     }
 }
 
@@ -120,6 +122,7 @@ pub fn run_policy(opts: &RunOptions, cwd: &Path) -> Result<SandboxPolicy, Sandbo
 /// returns the exit code (128+signal when killed). Starts the allow-list proxy when needed
 /// and reports each of its decisions on stderr.
 pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, SandboxError> {
+    crate::timing::mark("cli-run");
     let cwd = std::env::current_dir()
         .map_err(|e| SandboxError::io("cli", "getcwd", e, "run from an existing directory"))?;
     let cwd = crate::settings::normalize(&cwd);
@@ -147,11 +150,13 @@ pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, S
                 "toolgate-sandbox: proxy {verdict} {} {}:{} ({})",
                 d.method, d.host, d.port, d.reason
             );
+            true
         })?;
         policy.network.proxy_socket = Some(sock);
         _proxy_guard = Some((proxy, DirGuard(dir)));
     }
     let mut cmd = crate::plan::command(&policy, helper, argv, &cwd)?;
+    crate::timing::mark("cli-spawn");
     let status = cmd.status().map_err(|e| {
         SandboxError::io(
             "helper",
@@ -160,6 +165,7 @@ pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, S
             "check the toolgate binary",
         )
     })?;
+    crate::timing::mark("cli-helper-exited");
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()

@@ -44,24 +44,29 @@ mod cgroup;
 pub mod cli;
 mod error;
 mod helper;
+mod placeholders;
 mod plan;
 mod policy;
 mod probe;
 mod proxy;
 mod settings;
 mod sys;
+mod timing;
 
 pub use cgroup::CgroupInfo;
 pub use error::SandboxError;
 pub use helper::helper_main;
 pub use helper::init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT};
-pub use plan::{HELPER_ARG, Plan, Prepared, command, prepare};
+pub use plan::{HELPER_ARG, HELPER_BIN, Plan, Prepared, command, helper_exe, prepare};
 pub use policy::{
     DEFAULT_ENV_ALLOW, DEFAULT_HOME_READ_DENY, DEFAULT_MAX_PROCESSES, DEFAULT_PROTECTED,
     DEFAULT_PROXY_PORT, DEFAULT_ROOT_READ_DENY, DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FsMode,
     FsPolicy, Limits, NetworkMode, NetworkPolicy, ProtectedName, SandboxPolicy, WhenMissing,
     default_protected,
 };
-pub use probe::{DISABLE_ENV, Layer, LayerStatus, Probe, Tier, disabled_from_env, probe};
-pub use proxy::{DomainRules, Proxy, ProxyDecision};
+pub use probe::{
+    DISABLE_ENV, Layer, LayerStatus, PROBE_CACHE_ENV, Probe, Tier, disabled_from_env, probe,
+};
+pub use proxy::{DomainRules, Proxy, ProxyDecision, encode_tag};
 pub use settings::{PolicyContext, normalize};
+pub use timing::TIMING_ENV;

@@ -192,6 +192,11 @@ pub struct NetworkPolicy {
     pub proxy_socket: Option<PathBuf>,
     /// Port of the in-sandbox TCP bridge to the proxy.
     pub proxy_port: u16,
+    /// Attribution tag the bridge sends ahead of every connection it relays (one
+    /// `TOOLGATE-TAG <tag>` line), so a proxy shared by many runs knows which run (call) a
+    /// request came from. Sent as is when it is printable ASCII without spaces; other bytes
+    /// are percent-encoded.
+    pub proxy_tag: Option<String>,
 }
 
 impl Default for NetworkPolicy {
@@ -202,6 +207,7 @@ impl Default for NetworkPolicy {
             denied_domains: Vec::new(),
             proxy_socket: None,
             proxy_port: DEFAULT_PROXY_PORT,
+            proxy_tag: None,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! The capability probe: which sandbox layers work on this machine, and why not.
 //!
-//! [`probe()`] runs once per process (≈2–3 ms) and is cached. The namespace checks run in a
+//! [`probe()`] runs once per process and is cached. The namespace checks (≈2–3 ms) run in a
 //! forked child that only makes raw system calls (no allocation), so probing is safe from a
-//! multi-threaded harness. Layers can be forced off with the environment variable
+//! multi-threaded harness; their result is also cached per boot in a private file (see
+//! [`PROBE_CACHE_ENV`]), so short-lived processes such as `toolgate sandbox run` do not pay for
+//! it on every start. Layers can be forced off with the environment variable
 //! [`DISABLE_ENV`] (comma-separated layer names, or `all`) — read once, by [`probe()`] — or per
 //! policy with [`crate::SandboxPolicy::disabled_layers`].
 
@@ -17,6 +19,10 @@ use crate::sys;
 
 /// Environment variable listing layers to treat as unavailable (e.g. `user_ns,landlock`).
 pub const DISABLE_ENV: &str = "TOOLGATE_SANDBOX_DISABLE";
+
+/// Set to `0` to bypass the per-boot probe cache (`$XDG_RUNTIME_DIR/toolgate/` or
+/// `/tmp/toolgate-<uid>/`, a directory owned by the user with mode 0700).
+pub const PROBE_CACHE_ENV: &str = "TOOLGATE_SANDBOX_PROBE_CACHE";
 
 /// One layer of the sandbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -124,10 +130,34 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Runs the probe now (uncached), treating `disabled` layers as unavailable.
+    /// Runs the probe now (uncached), treating `disabled` layers as unavailable. Refreshes
+    /// the per-boot cache of the namespace checks.
     pub fn detect(disabled: &[Layer]) -> Probe {
-        let mut layers = BTreeMap::new();
         let ns = probe_namespaces();
+        cache::store(&ns);
+        Self::assemble(ns, disabled)
+    }
+
+    /// Like [`Probe::detect`], but takes the namespace checks from the per-boot cache when it
+    /// is valid (same boot, kernel, uid, toolgate version and user-namespace sysctls).
+    ///
+    /// A stale entry cannot weaken the sandbox: a layer the cache wrongly calls available
+    /// makes the helper fail closed (exit 125, naming the syscall); one it wrongly calls
+    /// missing degrades the plan with the usual warning. `sandbox status` always re-probes.
+    pub fn detect_cached(disabled: &[Layer]) -> Probe {
+        let ns = match cache::load() {
+            Some(ns) => ns,
+            None => {
+                let ns = probe_namespaces();
+                cache::store(&ns);
+                ns
+            }
+        };
+        Self::assemble(ns, disabled)
+    }
+
+    fn assemble(ns: NsProbe, disabled: &[Layer]) -> Probe {
+        let mut layers = BTreeMap::new();
         let ns_layers = [
             (Layer::UserNs, ns.user),
             (Layer::MountNs, ns.mount),
@@ -266,7 +296,7 @@ static PROBE: OnceLock<Probe> = OnceLock::new();
 
 /// The cached probe of this process, honouring [`DISABLE_ENV`].
 pub fn probe() -> &'static Probe {
-    PROBE.get_or_init(|| Probe::detect(&disabled_from_env()))
+    PROBE.get_or_init(|| Probe::detect_cached(&disabled_from_env()))
 }
 
 /// Layers named in [`DISABLE_ENV`].
@@ -280,6 +310,7 @@ pub fn disabled_from_env() -> Vec<Layer> {
     value.split(',').filter_map(Layer::from_name).collect()
 }
 
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct NsProbe {
     user: LayerStatus,
     mount: LayerStatus,
@@ -350,6 +381,118 @@ fn probe_namespaces() -> NsProbe {
             "seccomp-bpf filter mode",
         ),
         close_range: to_status(step(STEP_CLOSE_RANGE, "close_range"), "close_range(2)"),
+    }
+}
+
+pub(crate) use cache::state_dir;
+
+/// The per-boot cache of [`NsProbe`]: one JSON file in a directory only the user can write.
+mod cache {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    use std::path::PathBuf;
+
+    use serde::{Deserialize, Serialize};
+
+    use super::{NsProbe, PROBE_CACHE_ENV};
+
+    #[derive(Serialize, Deserialize, PartialEq)]
+    struct Key {
+        boot_id: String,
+        kernel: String,
+        uid: u32,
+        version: String,
+        /// Sysctls that switch unprivileged user namespaces on and off at run time.
+        sysctls: Vec<String>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Entry {
+        key: Key,
+        ns: NsProbe,
+    }
+
+    const SYSCTLS: &[&str] = &[
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ];
+
+    fn key() -> Option<Key> {
+        let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        Some(Key {
+            boot_id: boot_id.trim().to_owned(),
+            kernel: crate::sys::kernel_release(),
+            // SAFETY: getuid never fails.
+            uid: unsafe { libc::getuid() },
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            sysctls: SYSCTLS
+                .iter()
+                .map(|p| {
+                    std::fs::read_to_string(p)
+                        .unwrap_or_default()
+                        .trim()
+                        .to_owned()
+                })
+                .collect(),
+        })
+    }
+
+    fn dir() -> Option<PathBuf> {
+        if std::env::var_os(PROBE_CACHE_ENV).is_some_and(|v| v == "0") {
+            return None;
+        }
+        super::state_dir()
+    }
+
+    /// The per-user state directory, created 0700 if missing; `None` unless it is a real
+    /// directory owned by us and closed to everyone else (another user must not feed us a
+    /// probe or hold our locks).
+    pub(crate) fn state_dir() -> Option<PathBuf> {
+        // SAFETY: geteuid never fails.
+        let euid = unsafe { libc::geteuid() };
+        let dir = match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(d) if !d.is_empty() => PathBuf::from(d).join("toolgate"),
+            _ => std::env::temp_dir().join(format!("toolgate-{euid}")),
+        };
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        let meta = std::fs::symlink_metadata(&dir).ok()?;
+        (meta.is_dir() && meta.uid() == euid && meta.mode() & 0o077 == 0).then_some(dir)
+    }
+
+    pub(super) fn load() -> Option<NsProbe> {
+        let path = dir()?.join("probe.json");
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        // SAFETY: geteuid never fails.
+        if !meta.is_file() || meta.uid() != unsafe { libc::geteuid() } {
+            return None;
+        }
+        let entry: Entry = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        (entry.key == key()?).then_some(entry.ns)
+    }
+
+    /// Best effort: a failed write only means the next process probes again.
+    pub(super) fn store(ns: &NsProbe) {
+        let (Some(dir), Some(key)) = (dir(), key()) else {
+            return;
+        };
+        let Ok(json) = serde_json::to_vec(&Entry {
+            key,
+            ns: ns.clone(),
+        }) else {
+            return;
+        };
+        let tmp = dir.join(format!("probe.json.{}", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&json));
+        if written.is_err() || std::fs::rename(&tmp, dir.join("probe.json")).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
     }
 }
 

@@ -85,9 +85,60 @@ pub struct ProxyDecision {
     pub allowed: bool,
     /// Which rule decided (or why the request failed).
     pub reason: String,
+    /// The run's attribution tag ([`crate::NetworkPolicy::proxy_tag`]), as the sandbox's
+    /// bridge sent it (percent-encoded); `None` for clients that sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
 }
 
-type Callback = Arc<dyn Fn(&ProxyDecision) + Send + Sync>;
+/// First line of the proxy protocol as spoken by the sandbox's bridge.
+const TAG_PREFIX: &str = "TOOLGATE-TAG ";
+
+/// Percent-encodes everything but unreserved URL characters (no spaces, no line breaks, no
+/// `+`), for building tags out of several parts.
+pub fn encode_tag(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for b in raw.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b':') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The line the bridge sends ahead of every relayed connection (`-` when untagged, so a
+/// command's own first line is never taken for a tag).
+pub(crate) fn tag_line(tag: Option<&str>) -> Vec<u8> {
+    // Only what would break the line is encoded: a caller's own encoding passes unchanged.
+    let line_safe = |raw: &str| {
+        raw.bytes()
+            .map(|b| match b {
+                0x21..=0x7e => char::from(b).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let tag = tag.map(line_safe).filter(|t| !t.is_empty());
+    format!("{TAG_PREFIX}{}\r\n", tag.as_deref().unwrap_or("-")).into_bytes()
+}
+
+/// Splits an optional tag line off the request head.
+fn take_tag(head: &str) -> (Option<String>, &str) {
+    match head.strip_prefix(TAG_PREFIX) {
+        Some(rest) => {
+            let (tag, rest) = rest.split_once("\r\n").unwrap_or((rest, ""));
+            let tag = (tag != "-").then(|| tag.to_owned());
+            (tag, rest)
+        }
+        None => (None, head),
+    }
+}
+
+/// Records a decision; `false` means it could not be recorded, and an allowed connection is
+/// then refused (no unaudited traffic).
+type Callback = Arc<dyn Fn(&ProxyDecision) -> bool + Send + Sync>;
 
 struct Shared {
     rules: DomainRules,
@@ -113,7 +164,7 @@ impl Proxy {
     pub fn start(
         socket_path: &Path,
         rules: DomainRules,
-        on_decision: impl Fn(&ProxyDecision) + Send + Sync + 'static,
+        on_decision: impl Fn(&ProxyDecision) -> bool + Send + Sync + 'static,
     ) -> Result<Proxy, SandboxError> {
         Proxy::start_with_hosts(socket_path, rules, HashMap::new(), on_decision)
     }
@@ -124,7 +175,7 @@ impl Proxy {
         socket_path: &Path,
         rules: DomainRules,
         hosts: HashMap<String, Vec<SocketAddr>>,
-        on_decision: impl Fn(&ProxyDecision) + Send + Sync + 'static,
+        on_decision: impl Fn(&ProxyDecision) -> bool + Send + Sync + 'static,
     ) -> Result<Proxy, SandboxError> {
         let listener = UnixListener::bind(socket_path).map_err(|source| SandboxError::Proxy {
             op: format!("bind {}", socket_path.display()),
@@ -230,6 +281,8 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
     let Some((head, rest)) = read_head(&mut conn) else {
         return;
     };
+    let (tag, head) = take_tag(&head);
+    let head = head.to_owned();
     let first = head.lines().next().unwrap_or_default().to_owned();
     let mut parts = first.split_whitespace();
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
@@ -276,9 +329,10 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         method: method.to_owned(),
         allowed,
         reason,
+        tag,
     };
     if !allowed {
-        (shared.on_decision)(&decision);
+        let _ = (shared.on_decision)(&decision);
         let body = format!(
             "blocked by toolgate sandbox: `{host}` {}\n",
             decision.reason
@@ -299,11 +353,19 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
     let Some(mut upstream) = upstream else {
         decision.allowed = false;
         decision.reason = format!("{}; upstream connect failed", decision.reason);
-        (shared.on_decision)(&decision);
+        let _ = (shared.on_decision)(&decision);
         respond(&mut conn, "502 Bad Gateway", "upstream unreachable\n");
         return;
     };
-    (shared.on_decision)(&decision);
+    if !(shared.on_decision)(&decision) {
+        // The decision could not be written to the audit log: nothing may pass unrecorded.
+        respond(
+            &mut conn,
+            "503 Service Unavailable",
+            "blocked by toolgate sandbox: the audit log is unavailable\n",
+        );
+        return;
+    }
     let ok = match forward_head {
         None => conn
             .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -353,5 +415,17 @@ mod tests {
             Some(("::1".into(), 8080))
         );
         assert_eq!(split_host_port("a.b", 443), Some(("a.b".into(), 443)));
+        let line = String::from_utf8(tag_line(Some("s 1\r\nX/y"))).unwrap_or_default();
+        assert_eq!(line, "TOOLGATE-TAG s%201%0D%0AX/y\r\n");
+        let head = format!("{line}CONNECT a:1 HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            take_tag(&head),
+            (
+                Some("s%201%0D%0AX/y".into()),
+                "CONNECT a:1 HTTP/1.1\r\n\r\n"
+            )
+        );
+        let untagged = String::from_utf8(tag_line(None)).unwrap_or_default();
+        assert_eq!(take_tag(&format!("{untagged}GET / HTTP/1.1")).0, None);
     }
 }

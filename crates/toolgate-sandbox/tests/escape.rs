@@ -476,7 +476,7 @@ fn allowlist_proxy_allows_listed_domains_only() {
         &sock,
         DomainRules::new(&["allowed.test".into()], &[]),
         hosts,
-        move |d| d2.lock().map(|mut v| v.push(d.clone())).unwrap_or(()),
+        move |d| d2.lock().map(|mut v| v.push(d.clone())).is_ok(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let mut p = f.policy();
@@ -615,4 +615,72 @@ fn negative_control_attempts_escape_without_sandbox() {
         "{}",
         text(&out)
     );
+}
+
+/// Runs `script` with the placeholder lock and pending list in `state` (a private
+/// `XDG_RUNTIME_DIR`), so concurrently running tests do not hold this run's lock.
+fn sh_with_state(f: &Fixture, state: &Path, script: &str) -> std::process::Output {
+    let argv: Vec<std::ffi::OsString> = ["sh", "-c", script].iter().map(Into::into).collect();
+    let mut cmd = toolgate_sandbox::command(&f.policy(), Path::new(HELPER), &argv, &f.ws)
+        .unwrap_or_else(|e| panic!("command: {e}"));
+    cmd.env("XDG_RUNTIME_DIR", state)
+        .stdin(std::process::Stdio::null());
+    cmd.output().unwrap_or_else(|e| panic!("spawn: {e}"))
+}
+
+#[test]
+fn placeholders_are_removed_after_the_run_unless_another_run_holds_them() {
+    tier_a();
+    let f = Fixture::new();
+    let state = tempfile::tempdir_in(&f.root).unwrap_or_else(|e| panic!("{e}"));
+    let user_dir = f.ws.join(".idea"); // exists before the run: the user's, never removed
+    std::fs::create_dir(&user_dir).unwrap_or_else(|e| panic!("{e}"));
+    let script = "test -d .claude && test -f .mcp.json && echo placeholders-present; \
+                  mkdir .claude/x 2>/dev/null || echo create-blocked; \
+                  echo x > .mcp.json 2>/dev/null || echo write-blocked";
+    let out = sh_with_state(&f, state.path(), script);
+    let s = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        s.contains("placeholders-present")
+            && s.contains("create-blocked")
+            && s.contains("write-blocked"),
+        "{}",
+        text(&out)
+    );
+    for name in [".claude", ".mcp.json", ".toolgate", ".vscode", ".git/hooks"] {
+        assert!(
+            std::fs::symlink_metadata(f.ws.join(name)).is_err(),
+            "placeholder {name} left behind: {}",
+            text(&out)
+        );
+    }
+    assert!(
+        user_dir.is_dir(),
+        "a directory that existed before was removed"
+    );
+
+    // Another sandbox of this user still running (shared lock held): the placeholders
+    // stay, are recorded as pending, and the next run that ends alone removes them.
+    let lock_path = state.path().join("toolgate/sandbox.lock");
+    let lock = std::fs::File::open(&lock_path).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: flock on a file we opened.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_SH) },
+        0
+    );
+    let out = sh_with_state(&f, state.path(), "true");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        f.ws.join(".claude").is_dir(),
+        "removed while another run may use it"
+    );
+    let pending = std::fs::read_to_string(state.path().join("toolgate/placeholders.pending"))
+        .unwrap_or_default();
+    assert!(pending.contains(".claude"), "{pending}");
+    drop(lock);
+    let out = sh_with_state(&f, state.path(), "true");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(std::fs::symlink_metadata(f.ws.join(".claude")).is_err());
+    assert!(std::fs::symlink_metadata(f.ws.join(".mcp.json")).is_err());
+    assert!(user_dir.is_dir());
 }

@@ -157,6 +157,19 @@ pub fn gate(
     for dir in &add_dirs {
         builder = builder.add_dir(dir);
     }
+    // Opened before the sandbox stage, which records its network decisions in it too.
+    let mut audit_sink = None;
+    if let Some(audit) = audit
+        && !audit.no_audit
+    {
+        let fsync =
+            FsyncPolicy::from_str(&audit.fsync).map_err(|e| SetupError::Fsync(e.to_string()))?;
+        let path = audit
+            .audit
+            .clone()
+            .unwrap_or_else(|| default_audit_path(&session.workspace));
+        audit_sink = Some(toolgate_core::audit::open_or_refuse(&path, fsync));
+    }
     if settings
         .sandbox
         .get("enabled")
@@ -180,7 +193,11 @@ pub fn gate(
         policy.add_rules(&rules(RuleKind::Allow), &rules(RuleKind::Deny), &ctx);
         let exe = std::env::current_exe().map_err(SetupError::Exe)?;
         let exe = toolgate_sandbox::helper_exe(&exe);
-        builder = builder.sandbox(Arc::new(LinuxSandbox::new(policy, exe)));
+        let mut sandbox = LinuxSandbox::new(policy, exe);
+        if let Some(sink) = &audit_sink {
+            sandbox = sandbox.with_audit(Arc::clone(sink));
+        }
+        builder = builder.sandbox(Arc::new(sandbox));
     }
     let hooks = hook_config(&settings)?;
     if !hooks.is_empty() {
@@ -199,16 +216,8 @@ pub fn gate(
             .with_if_matcher(Arc::new(if_matcher)),
         ));
     }
-    if let Some(audit) = audit
-        && !audit.no_audit
-    {
-        let fsync =
-            FsyncPolicy::from_str(&audit.fsync).map_err(|e| SetupError::Fsync(e.to_string()))?;
-        let path = audit
-            .audit
-            .clone()
-            .unwrap_or_else(|| default_audit_path(&session.workspace));
-        builder = builder.audit(toolgate_core::audit::open_or_refuse(&path, fsync));
+    if let Some(sink) = audit_sink {
+        builder = builder.audit(sink);
     }
     Ok(Built {
         gate: builder.build()?,

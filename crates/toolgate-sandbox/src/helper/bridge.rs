@@ -76,7 +76,7 @@ pub(crate) fn open_socket_path(path: &std::path::Path) -> Result<OwnedFd, Sandbo
 }
 
 /// The bridge process: accepts forever, one forked relay per connection. Never returns.
-pub(crate) fn run(listener: OwnedFd, proxy_path_fd: RawFd) -> ! {
+pub(crate) fn run(listener: OwnedFd, proxy_path_fd: RawFd, tag_line: &[u8]) -> ! {
     // SAFETY: auto-reap relay children; sockaddr_un is plain data.
     unsafe {
         libc::signal(libc::SIGCHLD, libc::SIG_IGN);
@@ -109,6 +109,11 @@ pub(crate) fn run(listener: OwnedFd, proxy_path_fd: RawFd) -> ! {
                         std::mem::size_of::<libc::sockaddr_un>() as u32,
                     ) != 0
                 {
+                    libc::_exit(2);
+                }
+                // Always first, before any byte of the command's: the command cannot
+                // send a tag line of its own that the proxy would honour.
+                if !write_all(up, tag_line) {
                     libc::_exit(2);
                 }
                 relay(conn, up);

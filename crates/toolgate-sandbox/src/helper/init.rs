@@ -1,7 +1,8 @@
 //! The sandbox's pid 1 (mini-init) and the final command process.
 //!
-//! pid 1 joins the cgroups, builds the filesystem view, brings loopback up, starts the proxy
-//! bridge, then forks the command. It forwards signals to the command's process group, reaps
+//! pid 1 builds the filesystem view and brings loopback up while the helper moves it into
+//! the cgroups, waits until the helper says it is in them, starts the proxy bridge, then
+//! forks the command (which inherits the cgroups). It forwards signals to the command's process group, reaps
 //! every orphan, and when the command exits kills whatever is left and exits with the
 //! command's status (128+signal when it was killed).
 
@@ -9,7 +10,6 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 
-use crate::cgroup::CommandCgroups;
 use crate::error::SandboxError;
 use crate::helper::landlock::LandlockSpec;
 use crate::helper::{bridge, caps, landlock, limits, mounts, seccomp};
@@ -50,8 +50,13 @@ pub(crate) struct Ready {
     pub strict_caps: bool,
     pub close_range: bool,
     pub err_fd: OwnedFd,
-    pub cgroups: Option<CommandCgroups>,
-    pub proxy: Option<(OwnedFd, u16)>,
+    /// Read end of the pipe on which the helper writes one byte once pid 1 is in the
+    /// cgroups (EOF: the helper could not move it, and pid 1 must not go on).
+    pub cgroup_gate: Option<OwnedFd>,
+    /// Write end of the pipe on which pid 1 lists the placeholders it created.
+    pub placeholders: Option<OwnedFd>,
+    /// Proxy socket (`O_PATH`), bridge port, and the tag line sent ahead of each connection.
+    pub proxy: Option<(OwnedFd, u16, Vec<u8>)>,
     pub parent: libc::pid_t,
 }
 
@@ -82,7 +87,7 @@ pub(crate) fn signal_set(extra: &[i32]) -> libc::sigset_t {
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
 /// pid 1. Never returns.
-pub(crate) fn run(ready: Ready) -> ! {
+pub(crate) fn run(mut ready: Ready) -> ! {
     let err = ready.err_fd.as_raw_fd();
     match setup(&ready) {
         Ok(()) => {}
@@ -106,6 +111,9 @@ pub(crate) fn run(ready: Ready) -> ! {
         exec_command(&ready);
     }
     let tier_a = ready.tier_a;
+    // Held until every other process of the sandbox is dead: the janitor takes EOF on
+    // this pipe as "no mount of the placeholders is in use any more".
+    let _placeholders_open = ready.placeholders.take();
     drop(ready);
     let status = supervise(child, &set);
     kill_rest(tier_a);
@@ -118,9 +126,13 @@ pub(crate) fn run(ready: Ready) -> ! {
 fn kill_rest(tier_a: bool) {
     if tier_a {
         // SAFETY: as pid 1 of our namespace, -1 means every other process in it.
+        // Blocking reap until ECHILD: every process of the namespace is our descendant
+        // (orphans are reparented to us), so afterwards none can still be in a syscall.
         unsafe {
             libc::kill(-1, libc::SIGKILL);
-            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::__WALL) > 0
+                || sys::errno() == libc::EINTR
+            {}
         }
         return;
     }
@@ -156,22 +168,19 @@ fn setup(ready: &Ready) -> Result<(), SandboxError> {
             libc::_exit(i32::from(EXIT_SETUP_FAILED));
         }
     }
-    if let Some(cg) = &ready.cgroups {
-        let e = cg.join();
-        if e != 0 {
-            return Err(SandboxError::io(
-                "cgroup",
-                "write cgroup.procs",
-                std::io::Error::from_raw_os_error(e),
-                "fix cgroup delegation or disable cgroup layers",
-            ));
-        }
-    }
+    crate::timing::mark("init-start");
     if ready.tier_a {
         if ready.policy.filesystem.mode == FsMode::Off {
             mounts::setup_off()?;
         } else {
-            mounts::setup(&ready.policy, &ready.tmp_binds)?;
+            let created = mounts::setup(&ready.policy, &ready.tmp_binds)?;
+            if let Some(fd) = &ready.placeholders {
+                // Non-blocking pipe: a list too long for it only means those placeholders
+                // stay in the workspace.
+                let bytes = crate::placeholders::encode(&created);
+                // SAFETY: writing a local buffer to our pipe.
+                unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+            }
         }
     } else {
         // No pid namespace: become a subreaper so orphans stay ours to kill.
@@ -189,14 +198,29 @@ fn setup(ready: &Ready) -> Result<(), SandboxError> {
             ));
         }
     }
-    if let Some((path_fd, port)) = &ready.proxy {
+    crate::timing::mark("init-view-built");
+    if let Some(gate) = &ready.cgroup_gate {
+        let mut byte = 0u8;
+        // SAFETY: reading one byte from our pipe.
+        let n = unsafe { libc::read(gate.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+        if n != 1 || byte != b'1' {
+            return Err(SandboxError::io(
+                "cgroup",
+                "wait for cgroup.procs attach by the helper",
+                std::io::Error::from_raw_os_error(libc::EPIPE),
+                "fix cgroup delegation or disable cgroup layers",
+            ));
+        }
+        crate::timing::mark("init-in-cgroup");
+    }
+    if let Some((path_fd, port, tag_line)) = &ready.proxy {
         let listener = bridge::listen(*port)?;
         // SAFETY: single-threaded; the bridge child never returns.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: closing the error pipe copy in the bridge.
             unsafe { libc::close(ready.err_fd.as_raw_fd()) };
-            bridge::run(listener, path_fd.as_raw_fd());
+            bridge::run(listener, path_fd.as_raw_fd(), tag_line);
         }
         if pid < 0 {
             return Err(SandboxError::last_os("net_ns", "fork(bridge)", "retry"));
@@ -269,6 +293,7 @@ fn exec_command(ready: &Ready) -> ! {
             }
         }
     }
+    crate::timing::mark("command-execve");
     // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
     unsafe { libc::execvpe(argv[0], argv.as_ptr(), envp.as_ptr()) };
     let e = std::io::Error::last_os_error();
@@ -286,6 +311,7 @@ fn exec_command(ready: &Ready) -> ! {
 }
 
 fn restrict(ready: &Ready) -> Result<(), SandboxError> {
+    crate::timing::mark("command-forked");
     // SAFETY: signal mask/disposition reset, setsid, prctl — plain syscalls.
     unsafe {
         for &s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
@@ -320,10 +346,14 @@ fn restrict(ready: &Ready) -> Result<(), SandboxError> {
             "report this bug",
         ));
     }
+    crate::timing::mark("command-rlimits-chdir");
     if let Some(spec) = &ready.landlock {
         landlock::apply(spec)?;
     }
+    crate::timing::mark("command-landlock");
     caps::drop_all(ready.strict_caps)?;
+    crate::timing::mark("command-caps");
     seccomp::install(&ready.seccomp)?;
+    crate::timing::mark("command-seccomp");
     Ok(())
 }

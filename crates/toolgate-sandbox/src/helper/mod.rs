@@ -30,6 +30,7 @@ use init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT, Ready};
 /// Entry point of the helper. Call it first thing in `main` when `argv[1] == HELPER_ARG`,
 /// before any thread or async runtime exists.
 pub fn helper_main() -> ExitCode {
+    crate::timing::mark("helper-main");
     let args: Vec<OsString> = std::env::args_os().collect();
     match run(args) {
         Ok(code) => ExitCode::from(code),
@@ -60,8 +61,21 @@ fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
     if argv.is_empty() {
         return Err(usage());
     }
-    let spec: HelperSpec = serde_json::from_slice(spec.as_bytes())
+    let spec_bytes = spec.as_bytes();
+    let spec: HelperSpec = serde_json::from_slice(spec_bytes)
         .map_err(|e| SandboxError::Encoding(format!("spec: {e}")))?;
+    // The helper may be a separate binary (`toolgate-sandbox-helper`); one built from other
+    // sources could silently ignore a field it does not know. Re-encoding must give back the
+    // exact text, or the helper refuses to run the command.
+    if serde_json::to_vec(&spec).ok().as_deref() != Some(spec_bytes) {
+        return Err(SandboxError::Encoding(
+            "the sandbox helper was built from different sources than the toolgate binary \
+             (spec does not round-trip); rebuild both or remove the stale \
+             toolgate-sandbox-helper"
+                .to_owned(),
+        ));
+    }
+    crate::timing::mark("helper-spec-parsed");
     supervise(spec, cwd, argv)
 }
 
@@ -193,10 +207,13 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
         }
         _ => None,
     };
+    crate::timing::mark("helper-cgroups-created");
     let proxy = match (&policy.network.proxy_socket, policy.network.mode, net_ns) {
-        (Some(path), NetworkMode::Allowlist, true) => {
-            Some((bridge::open_socket_path(path)?, policy.network.proxy_port))
-        }
+        (Some(path), NetworkMode::Allowlist, true) => Some((
+            bridge::open_socket_path(path)?,
+            policy.network.proxy_port,
+            crate::proxy::tag_line(policy.network.proxy_tag.as_deref()),
+        )),
         _ => None,
     };
     let mut fds = [0i32; 2];
@@ -210,6 +227,61 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     }
     // SAFETY: fresh descriptors we own.
     let (err_rd, err_wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Placeholders for missing protected paths: hold the shared run lock while they may be
+    // mounted, and learn from pid 1 which ones it created (see crate::placeholders).
+    let wants_placeholders = tier_a
+        && policy.filesystem.mode == crate::policy::FsMode::WorkspaceWrite
+        && !policy.filesystem.protected.is_empty();
+    let run_lock = if wants_placeholders {
+        crate::placeholders::RunLock::acquire()
+    } else {
+        None
+    };
+    let (ph_rd, ph_wr) = if run_lock.is_some() {
+        // SAFETY: valid array for pipe2.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(SandboxError::last_os(
+                "helper",
+                "pipe2",
+                "raise RLIMIT_NOFILE",
+            ));
+        }
+        // SAFETY: fresh descriptors we own.
+        unsafe {
+            (
+                Some(OwnedFd::from_raw_fd(fds[0])),
+                Some(OwnedFd::from_raw_fd(fds[1])),
+            )
+        }
+    } else {
+        (None, None)
+    };
+    // The janitor stays in the host's namespaces (the helper's own mount namespace is the
+    // sandbox's after unshare + pivot_root): it holds the shared lock, reads pid 1's list
+    // until every sandbox process has closed the pipe, then removes what it may.
+    let janitor = match (run_lock, ph_rd) {
+        (Some(lock), Some(rd)) => Some(crate::placeholders::spawn_janitor(lock, rd)?),
+        _ => None,
+    };
+    let (gate_rd, gate_wr) = if cgroups.is_some() {
+        // SAFETY: valid array for pipe2.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(SandboxError::last_os(
+                "helper",
+                "pipe2",
+                "raise RLIMIT_NOFILE",
+            ));
+        }
+        // SAFETY: fresh descriptors we own.
+        unsafe {
+            (
+                Some(OwnedFd::from_raw_fd(fds[0])),
+                Some(OwnedFd::from_raw_fd(fds[1])),
+            )
+        }
+    } else {
+        (None, None)
+    };
 
     // SAFETY: getuid never fails. (The real uid, not the harness probe's: the helper may
     // run as another user.)
@@ -233,7 +305,8 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
         strict_caps: tier_a || uid == 0,
         close_range: plan.applies(Layer::CloseRange),
         err_fd: err_wr,
-        cgroups,
+        cgroup_gate: gate_rd,
+        placeholders: ph_wr,
         proxy,
         // SAFETY: getpid never fails.
         parent: unsafe { libc::getpid() },
@@ -295,20 +368,43 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     if pid == 0 {
         drop(err_rd);
         drop(sfd);
+        drop(gate_wr);
         init::run(ready);
     }
+    crate::timing::mark("helper-init-forked");
     let Ready {
         err_fd,
-        cgroups,
+        cgroup_gate,
+        placeholders,
         proxy,
         ..
     } = ready;
-    drop((err_fd, proxy));
+    drop((err_fd, proxy, cgroup_gate, placeholders));
     let mut cgroups = cgroups;
-    if let Some(cg) = cgroups.as_mut() {
+    if let (Some(cg), Some(gate)) = (cgroups.as_mut(), gate_wr) {
+        // pid 1 builds its view meanwhile and waits for the byte before it forks anything.
+        let e = cg.attach(pid);
         cg.close_procs();
+        if e == 0 {
+            // SAFETY: writing one byte to our pipe.
+            unsafe { libc::write(gate.as_raw_fd(), b"1".as_ptr().cast(), 1) };
+            crate::timing::mark("helper-cgroup-attached");
+        } else {
+            eprintln!(
+                "toolgate-sandbox: sandbox layer cgroup: write cgroup.procs failed: {}; fix \
+                 cgroup delegation or disable cgroup layers",
+                std::io::Error::from_raw_os_error(e)
+            );
+        }
+        // Dropping the write end without a byte makes pid 1 fail closed.
+        drop(gate);
     }
     let (status, timed_out) = wait(pid, &sfd, policy.limits.wall_time_ms);
+    crate::timing::mark("helper-init-reaped");
+    if let Some(j) = janitor {
+        // SAFETY: reaping our own child (it exits once the sandbox's processes are gone).
+        unsafe { libc::waitpid(j, std::ptr::null_mut(), 0) };
+    }
     let mut code = exit_code(status, timed_out);
     let mut msg = Vec::new();
     read_all(&err_rd, &mut msg);
@@ -331,6 +427,7 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     if let Some(dir) = private_tmp {
         let _ = std::fs::remove_dir_all(dir);
     }
+    crate::timing::mark("helper-done");
     Ok(code)
 }
 

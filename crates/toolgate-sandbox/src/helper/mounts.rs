@@ -141,8 +141,14 @@ fn mask_symlink(mask: &Path, link: &Path) -> Result<(), SandboxError> {
     )
 }
 
-/// Makes `path` (inside /newroot) read-only, creating a placeholder when it is missing.
-fn protect(path: &Path, root: &Path, when_missing: WhenMissing) -> Result<(), SandboxError> {
+/// Makes `path` (inside /newroot) read-only, creating a placeholder when it is missing
+/// (pushed onto `created`, as a host path, for removal after the run).
+fn protect(
+    path: &Path,
+    root: &Path,
+    when_missing: WhenMissing,
+    created: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => mask_symlink(Path::new(MASK_FILE), path),
         Ok(_) => {
@@ -162,7 +168,7 @@ fn protect(path: &Path, root: &Path, when_missing: WhenMissing) -> Result<(), Sa
                 cur.push(comp);
                 match std::fs::symlink_metadata(&cur) {
                     Ok(m) if m.is_dir() => continue,
-                    Ok(_) => return protect(&cur, root, WhenMissing::Skip),
+                    Ok(_) => return protect(&cur, root, WhenMissing::Skip, created),
                     Err(_) => {
                         if i + 1 < n || when_missing == WhenMissing::PlaceholderDir {
                             std::fs::DirBuilder::new()
@@ -172,7 +178,8 @@ fn protect(path: &Path, root: &Path, when_missing: WhenMissing) -> Result<(), Sa
                         } else {
                             touch(&cur, 0o644)?;
                         }
-                        return protect(&cur, root, WhenMissing::Skip);
+                        created.push(Path::new("/").join(cur.strip_prefix(NEW).unwrap_or(&cur)));
+                        return protect(&cur, root, WhenMissing::Skip, created);
                     }
                 }
             }
@@ -286,9 +293,14 @@ pub(crate) fn setup_off() -> Result<(), SandboxError> {
     mount_proc(Path::new("/proc"))
 }
 
-/// Builds the whole view and pivots into it.
-pub(crate) fn setup(policy: &SandboxPolicy, tmp_binds: &[PathBuf]) -> Result<(), SandboxError> {
+/// Builds the whole view and pivots into it. Returns the placeholders it created on the
+/// host (see `crate::placeholders`).
+pub(crate) fn setup(
+    policy: &SandboxPolicy,
+    tmp_binds: &[PathBuf],
+) -> Result<Vec<PathBuf>, SandboxError> {
     let fs = &policy.filesystem;
+    let mut created = Vec::new();
     private_root()?;
     tmpfs(Path::new("/tmp"), "mode=0755,size=1m")?;
     let base = Path::new("/tmp");
@@ -369,7 +381,12 @@ pub(crate) fn setup(policy: &SandboxPolicy, tmp_binds: &[PathBuf]) -> Result<(),
             if in_git && !std::fs::symlink_metadata(nroot.join(".git")).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
-            protect(&nroot.join(&name.path), &nroot, name.when_missing)?;
+            protect(
+                &nroot.join(&name.path),
+                &nroot,
+                name.when_missing,
+                &mut created,
+            )?;
         }
     }
     for p in fs.write_denied.iter().filter(|p| is_writable(p)) {
@@ -384,7 +401,7 @@ pub(crate) fn setup(policy: &SandboxPolicy, tmp_binds: &[PathBuf]) -> Result<(),
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| np.clone());
-        protect(&np, &root, when)?;
+        protect(&np, &root, when, &mut created)?;
     }
     for pattern in &fs.read_denied {
         for p in expand(pattern) {
@@ -397,13 +414,14 @@ pub(crate) fn setup(policy: &SandboxPolicy, tmp_binds: &[PathBuf]) -> Result<(),
     // SAFETY: pivot_root(".", ".") then detach the stacked old root.
     unsafe {
         if libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) < 0 {
-            return check(sys::errno(), || "pivot_root(newroot)".to_owned());
+            return check(sys::errno(), || "pivot_root(newroot)".to_owned()).map(|()| Vec::new());
         }
         if libc::umount2(c".".as_ptr(), libc::MNT_DETACH) < 0 {
-            return check(sys::errno(), || "umount2(old root)".to_owned());
+            return check(sys::errno(), || "umount2(old root)".to_owned()).map(|()| Vec::new());
         }
     }
-    std::env::set_current_dir("/").map_err(io_err("chdir /".to_owned()))
+    std::env::set_current_dir("/").map_err(io_err("chdir /".to_owned()))?;
+    Ok(created)
 }
 
 fn setup_dev(new: &Path) -> Result<(), SandboxError> {

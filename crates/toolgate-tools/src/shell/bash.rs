@@ -191,6 +191,10 @@ impl TypedTool for BashTool {
             let (_, more) = env::scrub(std::env::vars_os().collect(), &config.allow_env);
             removed.extend(more);
         }
+        if let Some(room) = &ctx.room {
+            // Network decisions made in the room are audited under this call.
+            room.bind_call(&ctx.call_id);
+        }
         let proc = exec::spawn(SpawnRequest {
             shell: &config.shell,
             command: &input.command,

@@ -92,7 +92,7 @@ pub fn run(cmd: SandboxCmd) -> ExitCode {
                 disable_layers: disable_layer,
             };
             let helper = match std::env::current_exe() {
-                Ok(p) => p,
+                Ok(p) => toolgate_sandbox::helper_exe(&p),
                 Err(e) => {
                     eprintln!("toolgate sandbox: cannot locate the toolgate binary: {e}");
                     return ExitCode::from(toolgate_sandbox::EXIT_SETUP_FAILED);

@@ -1,0 +1,229 @@
+//! Placeholders for missing protected paths, and their removal after the run.
+//!
+//! A protected path that does not exist yet (`.claude/`, `.mcp.json`, `.git/hooks/`, …) can
+//! only be kept from being *created* inside the sandbox by mounting something read-only at
+//! its name, and a mount needs an inode there: pid 1 creates an empty placeholder on the
+//! host and binds it read-only onto itself (Landlock cannot deny creation by name, and a
+//! mount over the parent would hide the rest of the workspace).
+//!
+//! Removing a placeholder while another sandbox still has it mounted would be unsafe: the
+//! kernel lets `rmdir`/`unlink` of a mount point in *another* mount namespace succeed and
+//! silently detaches that mount, so the other run could then create the path. Hence:
+//!
+//! - every helper holds a shared `flock` on `<state dir>/sandbox.lock` from before pid 1
+//!   creates anything until pid 1 has been reaped;
+//! - afterwards it tries an exclusive, non-blocking lock. Only if that succeeds (no other
+//!   sandbox of this user is running, and none can start: they block on the shared lock
+//!   meanwhile) does it remove its own placeholders and those recorded as pending by
+//!   earlier runs — each only if it is still an empty directory (`rmdir`) or an empty
+//!   regular file, so anything written into it outside the sandbox is kept;
+//! - otherwise it appends its list to `<state dir>/placeholders.pending` for a later run.
+//!
+//! The state directory is per user (`$XDG_RUNTIME_DIR/toolgate` or `/tmp/toolgate-<uid>`,
+//! mode 0700). Without one, placeholders are left in place (the old behaviour). Limits:
+//! sandboxes of *different* users sharing a workspace do not see each other's locks; a
+//! helper that is SIGKILLed leaves its placeholders behind (not recorded as pending).
+
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The per-run shared lock (held by the helper while the sandbox runs).
+pub(crate) struct RunLock {
+    fd: OwnedFd,
+    dir: PathBuf,
+}
+
+fn open_lock(dir: &Path) -> Option<OwnedFd> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(dir.join("sandbox.lock"))
+        .ok()
+        .map(OwnedFd::from)
+}
+
+fn flock(fd: &OwnedFd, op: i32) -> bool {
+    loop {
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(fd.as_raw_fd(), op) } == 0 {
+            return true;
+        }
+        if crate::sys::errno() != libc::EINTR {
+            return false;
+        }
+    }
+}
+
+impl RunLock {
+    /// Takes the shared lock (waits while another run is cleaning up). `None` without a
+    /// usable state directory: placeholders are then never removed.
+    pub(crate) fn acquire() -> Option<RunLock> {
+        let dir = crate::probe::state_dir()?;
+        let fd = open_lock(&dir)?;
+        flock(&fd, libc::LOCK_SH).then_some(RunLock { fd, dir })
+    }
+
+    /// Releases the run's lock and removes `created` (host paths) if no other sandbox runs;
+    /// otherwise records them for a later run.
+    pub(crate) fn finish(self, created: Vec<PathBuf>) {
+        let RunLock { fd, dir } = self;
+        drop(fd);
+        let pending_path = dir.join("placeholders.pending");
+        let Some(ex) = open_lock(&dir) else { return };
+        if !flock(&ex, libc::LOCK_EX | libc::LOCK_NB) {
+            if !created.is_empty() {
+                append_pending(&pending_path, &created);
+            }
+            return;
+        }
+        let mut all = created;
+        if let Ok(text) = std::fs::read_to_string(&pending_path) {
+            all.extend(text.lines().filter(|l| !l.is_empty()).map(PathBuf::from));
+            let _ = std::fs::remove_file(&pending_path);
+        }
+        // Deepest first, so `.git/hooks` goes before a `.git` we may also have created.
+        all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        all.dedup();
+        for p in all {
+            remove_if_empty(&p);
+        }
+        drop(ex);
+    }
+}
+
+fn append_pending(path: &Path, created: &[PathBuf]) {
+    let mut text = String::new();
+    for p in created {
+        if let Some(s) = p.to_str().filter(|s| !s.contains('\n')) {
+            text.push_str(s);
+            text.push('\n');
+        }
+    }
+    // One O_APPEND write per run: lines of concurrent runs do not interleave.
+    let _ = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+}
+
+/// Removes an empty placeholder: `rmdir` (fails if anything was put in it) or `unlink` of
+/// an empty regular file. Symlinks and non-empty files are left alone.
+pub(crate) fn remove_if_empty(path: &Path) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.is_dir() {
+        let _ = std::fs::remove_dir(path);
+    } else if meta.is_file() && meta.size() == 0 {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Forks the janitor (before the helper unshares anything): it keeps only `lock` and the
+/// read end of pid 1's list, reads the list until EOF (all writers gone = the sandbox is
+/// gone), then runs [`RunLock::finish`]. Returns its pid; the helper's copies are closed.
+pub(crate) fn spawn_janitor(
+    lock: RunLock,
+    list: OwnedFd,
+) -> Result<libc::pid_t, crate::error::SandboxError> {
+    // SAFETY: the helper is single-threaded; the child only uses its two descriptors and
+    // exits with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(crate::error::SandboxError::last_os(
+            "mount_ns",
+            "fork(placeholder janitor)",
+            "raise the process limit",
+        ));
+    }
+    if pid > 0 {
+        drop((lock, list));
+        return Ok(pid);
+    }
+    let keep = [lock.fd.as_raw_fd(), list.as_raw_fd()];
+    let (lo, hi) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
+    // SAFETY: closing every inherited descriptor but stdio and the two we use, so that
+    // no pipe of the helper's is kept open by the janitor.
+    unsafe {
+        for (first, last) in [(3, lo - 1), (lo + 1, hi - 1)] {
+            if first <= last {
+                libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32);
+            }
+        }
+        libc::syscall(libc::SYS_close_range, (hi + 1) as u32, u32::MAX, 0u32);
+        libc::prctl(libc::PR_SET_NAME, c"toolgate-janitor".as_ptr(), 0, 0, 0);
+        // Blocking reads: EOF only once pid 1, the bridge and the command are gone.
+        let flags = libc::fcntl(list.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(list.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        // SAFETY: reading into a local buffer.
+        let n = unsafe { libc::read(list.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            bytes.extend_from_slice(&buf[..n as usize]);
+        } else if n == 0 || crate::sys::errno() != libc::EINTR {
+            break;
+        }
+    }
+    lock.finish(decode(&bytes));
+    // SAFETY: leaving the forked child without running the helper's destructors.
+    unsafe { libc::_exit(0) }
+}
+
+/// Encodes the list pid 1 sends to the helper (NUL-separated host paths).
+pub(crate) fn encode(paths: &[PathBuf]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend_from_slice(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()));
+        out.push(0);
+    }
+    out
+}
+
+/// Decodes [`encode`]'s output.
+pub(crate) fn decode(bytes: &[u8]) -> Vec<PathBuf> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| PathBuf::from(std::ffi::OsStr::from_bytes(s)))
+        .collect()
+}
+
+use std::os::unix::ffi::OsStrExt;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_only_empty_placeholders() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let empty_dir = dir.path().join(".claude");
+        let full_dir = dir.path().join(".vscode");
+        let empty_file = dir.path().join(".mcp.json");
+        let full_file = dir.path().join(".envrc");
+        std::fs::create_dir(&empty_dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(&full_dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(full_dir.join("settings.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&empty_file, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&full_file, "x").unwrap_or_else(|e| panic!("{e}"));
+        for p in [&empty_dir, &full_dir, &empty_file, &full_file] {
+            remove_if_empty(p);
+        }
+        assert!(!empty_dir.exists() && !empty_file.exists());
+        assert!(full_dir.join("settings.json").exists() && full_file.exists());
+        let list = vec![empty_dir.clone(), full_file.clone()];
+        assert_eq!(decode(&encode(&list)), list);
+    }
+}
