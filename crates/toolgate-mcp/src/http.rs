@@ -12,6 +12,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -122,6 +123,13 @@ pub async fn serve_http(
     let bound = listener.local_addr().map_err(ServeError::Http)?;
     on_bound(bound);
     tracing::info!(%bound, "serving MCP over Streamable HTTP at {MCP_PATH}");
+    // A reply is an SSE stream written in several small pieces; with Nagle's algorithm the
+    // later pieces wait for the client's delayed ACK (≈40 ms per request on Linux).
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -14,8 +14,12 @@
 //! the connection. A failed call is an `isError` result whose `_meta` says why
 //! (see [`convert`]): `{"toolgate/code": "denied", "toolgate/layer": "rule"}` for a policy
 //! denial, `invalid_input` for a schema violation, `unknown_tool`, `execution_failed`,
-//! `cancelled`, … Protocol faults (bad JSON, unknown methods) are JSON-RPC errors, handled
-//! by rmcp (pinned exactly in the workspace) behind these types.
+//! `cancelled`, … Protocol faults are JSON-RPC errors: unparsable and oversize stdio lines
+//! are answered by this crate's framing ([`serve_io`]), the rest (unknown methods, bad
+//! params) by rmcp (pinned exactly in the workspace) behind these types.
+//!
+//! "Ask" decisions become MCP elicitation requests to the calling client when it supports
+//! them ([`ElicitingPrompter`]).
 //!
 //! ```no_run
 //! # async fn demo(gate: toolgate_core::Gate) -> Result<(), toolgate_mcp::ServeError> {
@@ -26,17 +30,19 @@
 #![deny(missing_docs)]
 
 pub mod convert;
+mod elicit;
 mod error;
 mod handler;
 mod http;
 mod source;
 mod stdio;
 
+pub use elicit::{ELICITATION_TIMEOUT, ElicitingPrompter};
 pub use error::{ServeError, SessionError};
 pub use handler::{GateServer, MAX_SESSIONLESS_CLIENTS, PROGRESS_INTERVAL};
 pub use http::{HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, serve_http};
 pub use source::SessionSource;
-pub use stdio::{serve_io, serve_stdio};
+pub use stdio::{MAX_LINE_BYTES, serve_io, serve_stdio};
 
 /// The client name recorded for a client that did not send `clientInfo`.
 pub const UNNAMED_CLIENT: &str = "mcp";

@@ -227,16 +227,101 @@ async fn cancellation_stops_the_tool() {
     assert_eq!(ok["content"][0]["text"], "after");
 }
 
+/// Reads the next message, which must be an error response with a null id, and returns
+/// its code.
+async fn anonymous_error(c: &mut Client) -> i64 {
+    let v = c.recv().await;
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+    assert!(
+        v.get("id").is_some_and(Value::is_null),
+        "an error without a readable id has id null: {v}"
+    );
+    v["error"]["code"].as_i64().expect("an error code")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_and_unknown_methods_do_not_stop_the_server() {
     let mut c = Client::start(Arc::default()).await;
     c.initialize().await;
     c.send("not json at all").await;
+    assert_eq!(anonymous_error(&mut c).await, -32700);
+    c.send(r#"{"jsonrpc": "2.0", "id": 2, "method": "#).await;
+    assert_eq!(anonymous_error(&mut c).await, -32700);
+    c.send("").await; // blank lines are ignored
+    c.send("42").await;
+    assert_eq!(anonymous_error(&mut c).await, -32600);
     c.send("[1, 2, 3]").await;
+    assert_eq!(anonymous_error(&mut c).await, -32600);
+    for id in [r#"{"a": 1}"#, "1.5", "true", "[1]"] {
+        c.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+        ))
+        .await;
+        assert_eq!(anonymous_error(&mut c).await, -32600, "id {id}");
+    }
     let unknown = c.request(3, "no/such", json!({})).await;
     assert_eq!(unknown["error"]["code"], -32601);
+    // A string id is fine.
+    c.send(r#"{"jsonrpc":"2.0","id":"s","method":"tools/list"}"#)
+        .await;
+    let listed = c.recv().await;
+    assert_eq!(listed["id"], "s");
+    assert!(listed["result"]["tools"].is_array());
     let ok = c.call(4, "Echo", json!({"text": "still here"})).await;
     assert_eq!(ok["content"][0]["text"], "still here");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversize_lines_get_an_error_and_the_connection_goes_on() {
+    let mut c = Client::start(Arc::default()).await;
+    c.initialize().await;
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"Echo","arguments":{{"text":"{}"}}}}}}"#,
+        "x".repeat(toolgate_mcp::MAX_LINE_BYTES)
+    );
+    // Written while reading: the server answers before the client has finished writing.
+    let Client { lines, writer, .. } = &mut c;
+    let write = async {
+        writer.write_all(huge.as_bytes()).await.unwrap();
+        writer.write_all(b"\n").await.unwrap();
+    };
+    let read = async {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("a reply within 30 s")
+            .unwrap()
+            .expect("the server is still talking");
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let ((), v) = tokio::join!(write, read);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(v["id"].is_null());
+    assert!(
+        v["error"]["data"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("limit")
+    );
+    let ok = c.call(3, "Echo", json!({"text": "after"})).await;
+    assert_eq!(ok["content"][0]["text"], "after");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_before_initialize_get_protocol_errors() {
+    let mut c = Client::start(Arc::default()).await;
+    // No initialize and no per-request _meta: not a session of either era.
+    let early = c
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "Echo", "arguments": {"text": "x"}}),
+        )
+        .await;
+    assert!(early["error"]["code"].is_i64(), "{early}");
+    assert!(early.get("result").is_none());
+    c.initialize().await;
+    let ok = c.call(2, "Echo", json!({"text": "now"})).await;
+    assert_eq!(ok["content"][0]["text"], "now");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -59,6 +59,9 @@ pub enum Prompting {
     Deny,
     /// The user at the controlling terminal.
     Terminal,
+    /// The MCP client's user, by elicitation, when the calling client supports it; else
+    /// the JSON-lines UI when one is configured, else nobody (`toolgate serve`).
+    Mcp,
 }
 
 /// A gate and the engine deciding its calls.
@@ -280,6 +283,14 @@ fn prompter(
     ui: Option<JsonLinesSource>,
 ) -> Arc<dyn PolicyPrompter> {
     let classifier = classifier_from(settings.classifier.as_ref().map(|c| &c.value));
+    if prompting == Prompting::Mcp {
+        let fallback: Arc<dyn PolicyPrompter> = match ui {
+            Some(source) => Arc::new(LazyJsonLinesPrompter::new(Arc::clone(engine), source)),
+            None => Arc::new(DenyAllPrompter),
+        };
+        let mcp = toolgate_mcp::ElicitingPrompter::new(Arc::clone(engine), fallback);
+        return Arc::new(AutoReviewer::new(classifier, mcp));
+    }
     if let Some(source) = ui {
         let ui = LazyJsonLinesPrompter::new(Arc::clone(engine), source);
         return Arc::new(AutoReviewer::new(classifier, ui));

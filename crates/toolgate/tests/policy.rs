@@ -344,7 +344,12 @@ fn param_value_rules_deny_and_ask_through_the_gate() {
     let dir = tempfile::tempdir().unwrap();
     let bg = r#"{"command": "touch x", "run_in_background": true}"#;
     let fg = r#"{"command": "touch x"}"#;
-    let deny = ["--allow", "Bash(touch *)", "--deny", "Bash(run_in_background : true)"];
+    let deny = [
+        "--allow",
+        "Bash(touch *)",
+        "--deny",
+        "Bash(run_in_background : true)",
+    ];
     // The denied field value is refused even though an allow rule covers the command …
     let (out, v) = call(dir.path(), &[&deny[..], &["Bash", bg]].concat());
     assert_eq!(out.status.code(), Some(2), "{v}");
@@ -357,10 +362,17 @@ fn param_value_rules_deny_and_ask_through_the_gate() {
     let ask = ["--allow", "Grep", "--ask", "Grep(output_mode:cont*)"];
     let (out, v) = call(
         dir.path(),
-        &[&ask[..], &["Grep", r#"{"pattern": "x", "output_mode": "content"}"#]].concat(),
+        &[
+            &ask[..],
+            &["Grep", r#"{"pattern": "x", "output_mode": "content"}"#],
+        ]
+        .concat(),
     );
     assert_eq!(out.status.code(), Some(2), "{v}");
-    let (out, v) = call(dir.path(), &[&ask[..], &["Grep", r#"{"pattern": "x"}"#]].concat());
+    let (out, v) = call(
+        dir.path(),
+        &[&ask[..], &["Grep", r#"{"pattern": "x"}"#]].concat(),
+    );
     assert_eq!(out.status.code(), Some(0), "{v}");
     // As an allow rule the form is ignored (deny/ask only): it cannot approve anything, so
     // `touch` still needs an approval nobody can give.

@@ -4,7 +4,8 @@
 //! client's `clientInfo.name` is the name of a profile in the settings (and `--profile` was
 //! not given), the session runs as that profile; the name is recorded as the audit
 //! record's `client` either way. Nobody can be asked at a terminal (stdin is the protocol),
-//! so "ask" decisions go to the configured reviewer and are otherwise denied with a reason.
+//! so "ask" decisions become MCP elicitation requests to clients that support them, and
+//! otherwise go to the configured prompter (a JSON-lines UI) or are denied with a reason.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -168,7 +169,7 @@ impl Profiles {
                 .cloned()
                 .collect()
         };
-        let base = setup::gate(&args.session, Some(&args.audit), setup::Prompting::Deny)?.gate;
+        let base = setup::gate(&args.session, Some(&args.audit), setup::Prompting::Mcp)?.gate;
         Ok(Self {
             session: args.session.clone(),
             audit: args.audit.clone(),
@@ -191,7 +192,7 @@ impl Profiles {
         }
         let mut session = self.session.clone();
         session.policy.profile = Some(name.to_owned());
-        let gate = setup::gate(&session, Some(&self.audit), setup::Prompting::Deny)
+        let gate = setup::gate(&session, Some(&self.audit), setup::Prompting::Mcp)
             .map_err(|e| SessionError(format!("profile {name}: {e}")))?
             .gate;
         tracing::info!(profile = name, "MCP client runs as the profile of its name");
