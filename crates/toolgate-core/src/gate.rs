@@ -522,7 +522,11 @@ impl Gate {
         flight.stage(Stage::Constrain, StageStatus::Pass, None, None);
 
         // 8 sandbox
-        match self.shared.sandbox.select(&spec, &facts, &self.session) {
+        match self
+            .shared
+            .sandbox
+            .select(&spec, &input, &facts, &self.session)
+        {
             Ok(room) => {
                 let note = room
                     .as_ref()

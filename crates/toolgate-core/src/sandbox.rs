@@ -38,6 +38,7 @@ pub trait SandboxStage: Send + Sync {
     fn select(
         &self,
         spec: &ToolSpec,
+        input: &serde_json::Value,
         facts: &CallFacts,
         session: &Session,
     ) -> Result<Option<Arc<dyn Room>>, String>;
@@ -51,6 +52,7 @@ impl SandboxStage for NoSandbox {
     fn select(
         &self,
         _spec: &ToolSpec,
+        _input: &serde_json::Value,
         _facts: &CallFacts,
         _session: &Session,
     ) -> Result<Option<Arc<dyn Room>>, String> {
@@ -316,6 +318,7 @@ impl SandboxStage for LinuxSandbox {
     fn select(
         &self,
         spec: &ToolSpec,
+        input: &serde_json::Value,
         facts: &CallFacts,
         session: &Session,
     ) -> Result<Option<Arc<dyn Room>>, String> {
@@ -330,6 +333,15 @@ impl SandboxStage for LinuxSandbox {
             && toolgate_sandbox::probe().uid == 0;
         if !root_bypass && let Some(why) = excluded(&self.policy.excluded_commands, facts) {
             tracing::info!(reason = %why, "command runs outside the sandbox (sandbox.excludedCommands)");
+            return Ok(None);
+        }
+        // `dangerouslyDisableSandbox`: the policy never lets a mode approve it (an allow rule,
+        // a hook or a person did), and `allowUnsandboxedCommands: false` makes it ignored.
+        if !root_bypass
+            && self.policy.allow_unsandboxed_commands
+            && input.get("dangerouslyDisableSandbox") == Some(&serde_json::Value::Bool(true))
+        {
+            tracing::info!("command runs outside the sandbox (dangerouslyDisableSandbox)");
             return Ok(None);
         }
         let policy = self.effective_policy()?;
@@ -480,6 +492,35 @@ mod tests {
         std::fs::canonicalize(&dir).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    #[test]
+    fn dangerously_disable_sandbox_is_honoured_only_when_allowed() {
+        let root = scratch("ddsb");
+        let mut policy = SandboxPolicy::workspace_write(&root, None);
+        policy.enabled = true;
+        let session = Session::new(
+            Workspace::new(&root).unwrap_or_else(|e| panic!("{e}")),
+            SessionOptions::default(),
+        );
+        let flagged = serde_json::json!({"command": "make", "dangerouslyDisableSandbox": true});
+        let plain = serde_json::json!({"command": "make"});
+        let facts = CallFacts::default();
+        let room = |policy: &SandboxPolicy, input: &serde_json::Value| {
+            LinuxSandbox::new(policy.clone(), PathBuf::from("/nonexistent/helper"))
+                .select(&bash_spec(), input, &facts, &session)
+                .map(|r| r.is_some())
+        };
+        // Without the flag the command gets a room; with it (allowed by default) none.
+        assert_eq!(room(&policy, &plain), Ok(true));
+        assert_eq!(room(&policy, &flagged), Ok(false));
+        // `"dangerouslyDisableSandbox": "yes"` is not `true`: still sandboxed.
+        let stringly = serde_json::json!({"command": "make", "dangerouslyDisableSandbox": "yes"});
+        assert_eq!(room(&policy, &stringly), Ok(true));
+        // allowUnsandboxedCommands: false makes the flag ignored.
+        policy.allow_unsandboxed_commands = false;
+        assert_eq!(room(&policy, &flagged), Ok(true));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
     #[tokio::test]
     async fn network_decisions_are_audited_under_the_call() {
         if !toolgate_sandbox::probe().has(toolgate_sandbox::Layer::NetNs) {
@@ -523,7 +564,12 @@ mod tests {
             },
         );
         let room = stage
-            .select(&bash_spec(), &CallFacts::default(), &session)
+            .select(
+                &bash_spec(),
+                &serde_json::json!({"command": "x"}),
+                &CallFacts::default(),
+                &session,
+            )
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("no room"));
         room.bind_call("call-42");

@@ -280,6 +280,7 @@ impl toolgate_core::sandbox::SandboxStage for RequiredButMissing {
     fn select(
         &self,
         _spec: &ToolSpec,
+        _input: &serde_json::Value,
         _facts: &CallFacts,
         _session: &toolgate_core::Session,
     ) -> Result<Option<Arc<dyn toolgate_core::sandbox::Room>>, String> {

@@ -85,13 +85,33 @@ pub fn running_as_root() -> bool {
 /// The explanation given when the root guard refuses bypass mode.
 pub const ROOT_GUARD_REASON: &str = "bypassPermissions skips every prompt, and toolgate is running as root outside a sandbox, so one wrong command could damage the whole machine; run as an ordinary user, enable the sandbox, or pass --allow-root if you accept that";
 
+/// Whether this is a Bash call asking to run outside an enabled sandbox
+/// (`dangerouslyDisableSandbox: true`).
+pub(crate) fn leaves_sandbox(req: &PolicyRequest<'_>, guard: RootGuard) -> bool {
+    guard.sandboxed
+        && req.tool == "Bash"
+        && req.input.get("dangerouslyDisableSandbox") == Some(&serde_json::Value::Bool(true))
+}
+
 pub(crate) fn mode_step(req: &PolicyRequest<'_>, view: &View, guard: RootGuard) -> ModeStep {
     let mode = req.mode;
+    let unsandboxed = leaves_sandbox(req, guard);
     if mode == PermissionMode::BypassPermissions {
+        // The sandbox is what lets root use bypass; a call that leaves it is judged as if
+        // there were none.
+        let guard = RootGuard {
+            sandboxed: guard.sandboxed && !unsandboxed,
+            ..guard
+        };
         if guard.blocks() {
             return ModeStep::Deny(ROOT_GUARD_REASON.into());
         }
         return ModeStep::Allow("bypassPermissions mode skips prompts".into());
+    }
+    if unsandboxed {
+        // No mode approves running outside the sandbox (not even a read-only command):
+        // only an allow rule, a hook or a person can.
+        return ModeStep::Continue;
     }
     if INTERNAL_TOOLS.contains(&req.tool) {
         if req.tool == "AskUserQuestion" && mode == PermissionMode::DontAsk {

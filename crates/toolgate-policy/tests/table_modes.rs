@@ -514,3 +514,173 @@ dontAsk ¦ - ¦ Bash ls ¦ opaque ¦ deny/mode
 fn risk_floor_hooks_and_order() {
     assert!(common::run_table(FLOOR_HOOKS_ORDER) >= 45);
 }
+
+/// `dangerouslyDisableSandbox: true` on a Bash call, with the sandbox enabled: no mode
+/// approves it (not even for a read-only command), an allow rule or a person must; as root
+/// in bypassPermissions it counts as unsandboxed for the root guard.
+#[test]
+fn leaving_the_sandbox_is_never_approved_by_a_mode() {
+    use toolgate_policy::Engine;
+    use toolgate_protocol::{Decision, Layer};
+    let flagged = r#"{"command": "ls", "dangerouslyDisableSandbox": true}"#;
+    let plain = r#"{"command": "ls"}"#;
+    let make = r#"{"command": "make", "dangerouslyDisableSandbox": true}"#;
+    // (mode, allow rule, input, is_root, sandboxed, allow_root) → (decision, layer)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        bool,
+        bool,
+        bool,
+        (Decision, Layer),
+    );
+    let cases: &[Case<'_>] = &[
+        (
+            "default",
+            "-",
+            plain,
+            false,
+            true,
+            false,
+            (Decision::Allow, Layer::Mode),
+        ),
+        (
+            "default",
+            "-",
+            flagged,
+            false,
+            true,
+            false,
+            (Decision::Ask, Layer::Default),
+        ),
+        (
+            "acceptEdits",
+            "-",
+            flagged,
+            false,
+            true,
+            false,
+            (Decision::Ask, Layer::Default),
+        ),
+        (
+            "auto",
+            "-",
+            flagged,
+            false,
+            true,
+            false,
+            (Decision::Ask, Layer::Default),
+        ),
+        (
+            "dontAsk",
+            "-",
+            flagged,
+            false,
+            true,
+            false,
+            (Decision::Deny, Layer::Mode),
+        ),
+        (
+            "plan",
+            "-",
+            flagged,
+            false,
+            true,
+            false,
+            (Decision::Ask, Layer::Default),
+        ),
+        // An explicit allow rule approves it.
+        (
+            "default",
+            "allow:Bash(make)",
+            make,
+            false,
+            true,
+            false,
+            (Decision::Allow, Layer::Rule),
+        ),
+        (
+            "default",
+            "-",
+            make,
+            false,
+            true,
+            false,
+            (Decision::Ask, Layer::Default),
+        ),
+        // Without a sandbox the flag means nothing: the read-only command runs.
+        (
+            "default",
+            "-",
+            flagged,
+            false,
+            false,
+            false,
+            (Decision::Allow, Layer::Mode),
+        ),
+        // bypassPermissions: allowed for a normal user …
+        (
+            "bypassPermissions",
+            "-",
+            flagged,
+            false,
+            true,
+            false,
+            (Decision::Allow, Layer::Mode),
+        ),
+        // … but as root the sandbox was what made bypass acceptable.
+        (
+            "bypassPermissions",
+            "-",
+            plain,
+            true,
+            true,
+            false,
+            (Decision::Allow, Layer::Mode),
+        ),
+        (
+            "bypassPermissions",
+            "-",
+            flagged,
+            true,
+            true,
+            false,
+            (Decision::Deny, Layer::Mode),
+        ),
+        (
+            "bypassPermissions",
+            "-",
+            flagged,
+            true,
+            true,
+            true,
+            (Decision::Allow, Layer::Mode),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (mode, rule, input, is_root, sandboxed, allow_root, want) in cases {
+        let line = format!("{mode} ¦ {rule} ¦ Bash {input} ¦ - ¦ allow/mode");
+        let case = common::parse(&line);
+        let mut b =
+            Engine::builder()
+                .cwd("/p")
+                .home("/home/u")
+                .root(*is_root, *sandboxed, *allow_root);
+        for (k, r) in &case.rules {
+            b = b.rule(*k, r, "test settings");
+        }
+        let engine = b.build().unwrap_or_else(|e| panic!("{e}"));
+        let v = common::run(&case, &engine).verdict;
+        if (v.decision, v.layer) != *want {
+            failures.push(format!(
+                "{line}: got {:?}/{:?} ({})\n{}",
+                v.decision,
+                v.layer,
+                v.reason,
+                common::run(&case, &engine).render()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -283,6 +283,9 @@ pub struct SandboxPolicy {
     pub env: EnvPolicy,
     /// `sandbox.excludedCommands` (Bash-rule syntax), matched by the caller.
     pub excluded_commands: Vec<String>,
+    /// `sandbox.allowUnsandboxedCommands` (default true): whether a Bash call's
+    /// `dangerouslyDisableSandbox: true` is honoured (after approval) or ignored.
+    pub allow_unsandboxed_commands: bool,
     /// Layers forced off (testing, or known-broken kernels); they count as missing.
     pub disabled_layers: Vec<Layer>,
     /// Print one `toolgate-sandbox: warning:` line on stderr when running degraded.
@@ -303,6 +306,7 @@ impl Default for SandboxPolicy {
             limits: Limits::default(),
             env: EnvPolicy::default(),
             excluded_commands: Vec::new(),
+            allow_unsandboxed_commands: true,
             disabled_layers: Vec::new(),
             warn_degraded: true,
         }

@@ -153,6 +153,12 @@ impl SandboxPolicy {
         policy.fail_if_unavailable =
             get_bool(s, "failIfUnavailable", "sandbox.failIfUnavailable")?.unwrap_or(false);
         policy.excluded_commands = get_strings(s, "excludedCommands", "sandbox.excludedCommands")?;
+        policy.allow_unsandboxed_commands = get_bool(
+            s,
+            "allowUnsandboxedCommands",
+            "sandbox.allowUnsandboxedCommands",
+        )?
+        .unwrap_or(true);
         for dir in &ctx.additional_dirs {
             let d = normalize(dir);
             push_unique(&mut policy.filesystem.writable_roots, d.clone());

@@ -445,6 +445,7 @@ impl SandboxStage for FakeSandbox {
     fn select(
         &self,
         _spec: &ToolSpec,
+        _input: &serde_json::Value,
         _facts: &CallFacts,
         _session: &Session,
     ) -> Result<Option<Arc<dyn Room>>, String> {

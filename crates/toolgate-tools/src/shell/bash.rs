@@ -34,6 +34,11 @@ pub struct BashInput {
     /// Run in the background and return a task id at once.
     #[serde(default)]
     pub run_in_background: bool,
+    /// Run outside the sandbox (Claude Code's parameter). Honoured only when the settings
+    /// allow unsandboxed commands, and never approved by a mode: it needs an allow rule or
+    /// a person. The sandbox stage reads it from the raw input.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: bool,
     /// The analysis made at stage 3, reused at stages 4 and 9.
     #[serde(skip)]
     analysis: Option<Analysis>,
@@ -76,6 +81,10 @@ impl BashTool {
                 "run_in_background": {
                     "type": "boolean",
                     "description": "Set to true to run this command in the background. Use TaskOutput to read the output later."
+                },
+                "dangerouslyDisableSandbox": {
+                    "type": "boolean",
+                    "description": "Set to true to run this command outside the sandbox. Only when the sandbox blocks something the task needs; it always requires the user's approval."
                 }
             },
             "required": ["command"],
