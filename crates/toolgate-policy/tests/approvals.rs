@@ -375,6 +375,91 @@ async fn json_lines_prompter_round_trip_and_fails_closed() {
     ui.abort();
 }
 
+/// Several sessions of one process (each with its own prompter) sharing one descriptor pair:
+/// every answer reaches the prompter that asked, and ids never repeat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_lines_prompters_sharing_descriptors_get_their_own_answers() {
+    use std::io::{BufRead, Write};
+    use std::os::fd::AsRawFd;
+    use toolgate_policy::{JsonLinesSource, LazyJsonLinesPrompter};
+    let root = PathBuf::from("/p");
+    let (req_r, req_w) = std::io::pipe().unwrap();
+    let (ans_r, mut ans_w) = std::io::pipe().unwrap();
+    let source = JsonLinesSource::Fds {
+        input: ans_r.as_raw_fd() as u32,
+        output: req_w.as_raw_fd() as u32,
+    };
+    // The UI answers each request after a short pause; "allow" for Bash calls whose
+    // command names an even number, "deny" otherwise, so a misrouted answer shows.
+    let ui = std::thread::spawn(move || {
+        let mut ids = Vec::new();
+        for line in std::io::BufReader::new(req_r).lines() {
+            let Ok(line) = line else { break };
+            let req: Value = serde_json::from_str(&line).unwrap();
+            let id = req["id"].as_str().unwrap().to_owned();
+            let n: u32 = req["input"]["command"].as_str().unwrap()[5..]
+                .parse()
+                .unwrap();
+            let decision = if n.is_multiple_of(2) { "allow" } else { "deny" };
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            let reply = format!("{{\"id\":\"{id}\",\"decision\":\"{decision}\"}}\n");
+            if ans_w.write_all(reply.as_bytes()).is_err() {
+                break;
+            }
+            ids.push(id);
+        }
+        ids
+    });
+    let mut tasks = Vec::new();
+    for session in 0..3 {
+        let e = engine(&root, &[]);
+        let p = Arc::new(LazyJsonLinesPrompter::new(e, source.clone()));
+        for k in 0..6u32 {
+            let p = Arc::clone(&p);
+            let root = root.clone();
+            let n = session * 10 + k;
+            tasks.push(tokio::spawn(async move {
+                let call = Call::bash(&format!("make {n}"), &root);
+                let roots = [root.as_path()];
+                let req = PolicyRequest {
+                    tool: "Bash",
+                    subject: &call.subject,
+                    annotations: Default::default(),
+                    input: &call.input,
+                    facts: &call.facts,
+                    mode: call.mode,
+                    hook: None,
+                    cwd: &root,
+                    roots: &roots,
+                };
+                (n, p.ask(&req, &ask_verdict()).await.decision)
+            }));
+        }
+    }
+    let results = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    })
+    .await
+    .expect("every ask is answered");
+    for (n, decision) in &results {
+        let want = if n.is_multiple_of(2) {
+            Decision::Allow
+        } else {
+            Decision::Deny
+        };
+        assert_eq!(*decision, want, "make {n}");
+    }
+    drop(req_w);
+    let ids = ui.join().unwrap();
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    assert_eq!(ids.len(), 18);
+}
+
 #[tokio::test]
 async fn deny_all_and_resolve() {
     let root = PathBuf::from("/p");

@@ -32,6 +32,9 @@ use crate::engine::{Engine, PolicyRequest};
 /// How long an embedding UI has to answer before the call is refused.
 pub const DEFAULT_PROMPT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Request ids, unique within the process.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 /// Longest answer line accepted; more is a refusal.
 const MAX_LINE_BYTES: usize = 64 * 1024;
 
@@ -44,7 +47,6 @@ struct Io {
 pub struct JsonLinesPrompter {
     engine: Arc<Engine>,
     io: Mutex<Io>,
-    next_id: AtomicU64,
     timeout: Duration,
     _child: Option<tokio::process::Child>,
 }
@@ -78,7 +80,6 @@ impl JsonLinesPrompter {
                 reader: Box::new(reader),
                 writer: Box::new(writer),
             }),
-            next_id: AtomicU64::new(1),
             timeout: DEFAULT_PROMPT_TIMEOUT,
             _child: None,
         }
@@ -154,7 +155,9 @@ impl JsonLinesPrompter {
 impl PolicyPrompter for JsonLinesPrompter {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
         let offer = Offer::for_call(&self.engine, req);
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
+        // Process-wide, so a UI serving several sessions (one `serve --http` process) never
+        // sees two requests with the same id.
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed).to_string();
         let msg = json!({
             "type": "permission_request",
             "id": id,
@@ -245,11 +248,31 @@ impl LazyJsonLinesPrompter {
     }
 }
 
+/// One lock per descriptor pair. Every session of a process (each `serve --http` session
+/// has its own prompter) opens the same pair; with one exchange at a time on it, an answer
+/// can only be read by the prompter that asked.
+fn pair_lock(input: u32, output: u32) -> Arc<Mutex<()>> {
+    type Locks = std::sync::Mutex<std::collections::HashMap<(u32, u32), Arc<Mutex<()>>>>;
+    static LOCKS: std::sync::OnceLock<Locks> = std::sync::OnceLock::new();
+    let mut map = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Arc::clone(map.entry((input, output)).or_default())
+}
+
 #[async_trait]
 impl PolicyPrompter for LazyJsonLinesPrompter {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
         match self.prompter.get_or_init(|| self.connect()).await {
-            Ok(p) => p.ask(req, verdict).await,
+            Ok(p) => match &self.source {
+                JsonLinesSource::Fds { input, output } => {
+                    let lock = pair_lock(*input, *output);
+                    let _turn = lock.lock().await;
+                    p.ask(req, verdict).await
+                }
+                JsonLinesSource::Command(_) => p.ask(req, verdict).await,
+            },
             Err(why) => {
                 let mut v = Verdict::new(
                     toolgate_protocol::Decision::Deny,
