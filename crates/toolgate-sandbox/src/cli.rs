@@ -118,9 +118,11 @@ pub fn run_policy(opts: &RunOptions, cwd: &Path) -> Result<SandboxPolicy, Sandbo
     Ok(policy)
 }
 
-/// `toolgate sandbox run`: runs `argv` with `helper` (normally the current executable) and
-/// returns the exit code (128+signal when killed). Starts the allow-list proxy when needed
-/// and reports each of its decisions on stderr.
+/// `toolgate sandbox run`: runs `argv` with `helper` (normally the current executable).
+/// Without a proxy to serve, the process *becomes* the helper (exec) and never returns on
+/// success: the command's exit status is the process's. With the allow-list proxy (network
+/// `allowlist`), it waits, reports each proxy decision on stderr, and returns the exit code
+/// (128+signal when killed).
 pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, SandboxError> {
     crate::timing::mark("cli-run");
     let cwd = std::env::current_dir()
@@ -157,6 +159,19 @@ pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, S
     }
     let mut cmd = crate::plan::command(&policy, helper, argv, &cwd)?;
     crate::timing::mark("cli-spawn");
+    if _proxy_guard.is_none() {
+        // Nothing to keep alive here (no proxy): become the helper instead of waiting for
+        // it, which saves a fork and a process exit per run. The helper's exit status (or
+        // its death by a signal) is then ours.
+        use std::os::unix::process::CommandExt;
+        let e = cmd.exec();
+        return Err(SandboxError::io(
+            "helper",
+            format!("exec {}", helper.display()),
+            e,
+            "check the toolgate binary",
+        ));
+    }
     let status = cmd.status().map_err(|e| {
         SandboxError::io(
             "helper",

@@ -350,3 +350,37 @@ fn tools_snapshot_round_trip() {
     assert_eq!(out.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&out.stderr).contains("snapshot"));
 }
+
+/// `toolgate sandbox run` passes the command's output and exit status through, both when it
+/// becomes the helper (no proxy) and when it waits for it (allow-list proxy), and the
+/// command cannot write outside the workspace.
+#[test]
+fn sandbox_run_passes_status_through_and_confines_writes() {
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str], script: &str| {
+        bin()
+            .args(["sandbox", "run", "--workspace"])
+            .arg(ws.path())
+            .args(extra)
+            .args(["--", "sh", "-c", script])
+            .current_dir(ws.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for extra in [&[][..], &["--allow-domain", "example.invalid"][..]] {
+        let out = run(extra, "echo inside; exit 7");
+        assert_eq!(out.status.code(), Some(7), "{extra:?}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "inside\n");
+        let out = run(extra, "kill -TERM $$");
+        assert_eq!(out.status.code(), Some(128 + 15), "{extra:?}: {out:?}");
+        let target = outside.path().join("escaped");
+        let out = run(extra, &format!("echo x > {}", target.display()));
+        assert_ne!(out.status.code(), Some(0), "{extra:?}: {out:?}");
+        assert!(!target.exists(), "{extra:?}: wrote outside the workspace");
+        let out = run(extra, "echo x > made-inside");
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {out:?}");
+        assert!(ws.path().join("made-inside").exists());
+    }
+}
