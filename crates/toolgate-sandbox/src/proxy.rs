@@ -428,4 +428,74 @@ mod tests {
         let untagged = String::from_utf8(tag_line(None)).unwrap_or_default();
         assert_eq!(take_tag(&format!("{untagged}GET / HTTP/1.1")).0, None);
     }
+
+    /// Sends one request through a proxy whose recorder answers `recorded`, to an allowed
+    /// host served on 127.0.0.1; returns the proxy's reply and whether the upstream server
+    /// received the request.
+    fn through_proxy(recorded: bool) -> (String, bool) {
+        use std::io::{Read, Write};
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        server
+            .set_nonblocking(true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = std::env::temp_dir().join(format!(
+            "toolgate-proxy-test-{}-{recorded}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let sock = dir.join("p.sock");
+        let hosts = HashMap::from([("allowed.test".to_owned(), vec![addr])]);
+        let proxy = Proxy::start_with_hosts(
+            &sock,
+            DomainRules::new(&["allowed.test".into()], &[]),
+            hosts,
+            move |_| recorded,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+        let req = format!("GET http://allowed.test:{}/ HTTP/1.0\r\n\r\n", addr.port());
+        c.write_all(&tag_line(None))
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.write_all(req.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut reply = String::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Serve the upstream side (if the proxy forwards) while reading the reply.
+        let upstream = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+            while std::time::Instant::now() < deadline {
+                if let Ok((mut s, _)) = server.accept() {
+                    let _ = s.set_nonblocking(false);
+                    let mut buf = [0u8; 1024];
+                    let n = s.read(&mut buf).unwrap_or(0);
+                    let _ = tx.send(n > 0);
+                    let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        let _ = c.read_to_string(&mut reply);
+        let _ = upstream.join();
+        drop(proxy);
+        let _ = std::fs::remove_dir_all(&dir);
+        (reply, rx.try_recv().unwrap_or(false))
+    }
+
+    #[test]
+    fn an_allowed_connection_that_cannot_be_recorded_is_refused() {
+        let (reply, reached) = through_proxy(true);
+        assert!(reply.starts_with("HTTP/1.0 200"), "{reply}");
+        assert!(reached);
+        // The recorder (the audit log) failed: nothing is sent on, and the client is told.
+        let (reply, reached) = through_proxy(false);
+        assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+        assert!(reply.contains("audit log is unavailable"), "{reply}");
+        assert!(
+            !reached,
+            "the request reached the upstream server unrecorded"
+        );
+    }
 }
