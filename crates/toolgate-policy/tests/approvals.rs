@@ -56,9 +56,9 @@ impl Call {
             root: root.to_path_buf(),
         }
     }
-    fn with<R>(&self, f: impl FnOnce(&PolicyRequest<'_>) -> R) -> R {
-        let roots = [self.root.as_path()];
-        let req = PolicyRequest {
+    /// The request for this call; `roots` is `[self.root]`, owned by the caller.
+    fn request<'a>(&'a self, roots: &'a [&'a Path]) -> PolicyRequest<'a> {
+        PolicyRequest {
             tool: &self.tool,
             subject: &self.subject,
             annotations: Default::default(),
@@ -67,9 +67,12 @@ impl Call {
             mode: self.mode,
             hook: None,
             cwd: &self.root,
-            roots: &roots,
-        };
-        f(&req)
+            roots,
+        }
+    }
+    fn with<R>(&self, f: impl FnOnce(&PolicyRequest<'_>) -> R) -> R {
+        let roots = [self.root.as_path()];
+        f(&self.request(&roots))
     }
 }
 
@@ -288,17 +291,7 @@ async fn terminal_prompter_answers() {
             Box::new(sink.clone()),
         );
         let roots = [call.root.as_path()];
-        let req = PolicyRequest {
-            tool: "Bash",
-            subject: &call.subject,
-            annotations: Default::default(),
-            input: &call.input,
-            facts: &call.facts,
-            mode: call.mode,
-            hook: None,
-            cwd: &call.root,
-            roots: &roots,
-        };
+        let req = call.request(&roots);
         let v = p.ask(&req, &ask_verdict()).await;
         assert_eq!(
             (v.decision, v.layer),
@@ -353,17 +346,7 @@ async fn json_lines_prompter_round_trip_and_fails_closed() {
         tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     });
     let roots = [root.as_path()];
-    let req = PolicyRequest {
-        tool: "Bash",
-        subject: &call.subject,
-        annotations: Default::default(),
-        input: &call.input,
-        facts: &call.facts,
-        mode: call.mode,
-        hook: None,
-        cwd: &root,
-        roots: &roots,
-    };
+    let req = call.request(&roots);
     let v = p.ask(&req, &ask_verdict()).await;
     assert_eq!(v.decision, Decision::Deny);
     assert!(v.reason.contains("not now"));
@@ -421,17 +404,7 @@ async fn json_lines_prompters_sharing_descriptors_get_their_own_answers() {
             tasks.push(tokio::spawn(async move {
                 let call = Call::bash(&format!("make {n}"), &root);
                 let roots = [root.as_path()];
-                let req = PolicyRequest {
-                    tool: "Bash",
-                    subject: &call.subject,
-                    annotations: Default::default(),
-                    input: &call.input,
-                    facts: &call.facts,
-                    mode: call.mode,
-                    hook: None,
-                    cwd: &root,
-                    roots: &roots,
-                };
+                let req = call.request(&roots);
                 (n, p.ask(&req, &ask_verdict()).await.decision)
             }));
         }
@@ -466,17 +439,7 @@ async fn deny_all_and_resolve() {
     let e = engine(&root, &[]);
     let call = Call::bash("make", &root);
     let roots = [root.as_path()];
-    let req = PolicyRequest {
-        tool: "Bash",
-        subject: &call.subject,
-        annotations: Default::default(),
-        input: &call.input,
-        facts: &call.facts,
-        mode: call.mode,
-        hook: None,
-        cwd: &root,
-        roots: &roots,
-    };
+    let req = call.request(&roots);
     let v = DenyAllPrompter.ask(&req, &ask_verdict()).await;
     assert_eq!((v.decision, v.layer), (Decision::Deny, Layer::User));
     let offer = Offer {
