@@ -6,7 +6,8 @@ configuration per round) so drift hits all of them alike.
 
 Usage: bench/sandbox.py [--toolgate PATH] [--rounds N] [--phases N]
 PATH defaults to target/release/toolgate (build with `cargo build --release -p toolgate -p
-toolgate-sandbox`, so that target/release/toolgate-sandbox-helper exists next to it).
+toolgate-sandbox`, so that target/release/toolgate-sandbox-helper exists next to it; its
+`run` subcommand is `toolgate sandbox run` in the small binary, and the layer variants use it).
 Prints median / p10 / p90 in ms and the delta of each median over plain sh, then a
 per-phase breakdown of one configuration taken from the sandbox's own timing marks
 (TOOLGATE_SANDBOX_TIMING=1: every process of the run writes CLOCK_MONOTONIC marks to stderr).
@@ -56,30 +57,23 @@ def main():
     home = os.environ.get("HOME", "/root")
     tg = [os.path.abspath(a.toolgate), "sandbox", "run", "--workspace", ws]
     cmd = ["sh", "-c", "true"]
-    # The same binary without the stand-alone helper next to it: the helper is then the
-    # toolgate binary itself, re-executed (a hard link keeps this cheap).
-    lone_dir = os.path.join(ws, ".bin")
-    os.makedirs(lone_dir)
-    lone = os.path.join(lone_dir, "toolgate")
-    try:
-        os.link(os.path.abspath(a.toolgate), lone)
-    except OSError:
-        shutil.copy2(os.path.abspath(a.toolgate), lone)
     helper = os.path.join(os.path.dirname(os.path.abspath(a.toolgate)), "toolgate-sandbox-helper")
     if not os.path.exists(helper):
-        print(f"{helper} missing: `toolgate` re-executes itself (slower); build it with "
-              "`cargo build --release -p toolgate-sandbox`", file=sys.stderr)
+        raise SystemExit(f"{helper} missing: build it with `cargo build --release -p toolgate-sandbox`")
+    # The small stand-alone binary: the same room without the large CLI's start-up; the
+    # per-layer variants use it so that their differences are not lost in that noise.
+    small = [helper, "run", "--workspace", ws]
     configs = {
         "plain sh -c true": cmd,
         "unshare -Umipuf --map-root-user (+net)": ["unshare", "--user", "--map-root-user", "--mount", "--ipc", "--pid", "--uts", "--net", "--fork"] + cmd,
-        "toolgate all layers, network none": tg + ["--"] + cmd,
-        "toolgate all layers, helper = toolgate re-exec": [lone] + tg[1:] + ["--"] + cmd,
-        "toolgate all layers, probe cache off (probe per run)": (tg + ["--"] + cmd, dict(os.environ, TOOLGATE_SANDBOX_PROBE_CACHE="0")),
-        "toolgate network full": tg + ["--network", "full", "--"] + cmd,
-        "toolgate without seccomp": tg + ["--disable-layer", "seccomp", "--"] + cmd,
-        "toolgate without landlock": tg + ["--disable-layer", "landlock", "--"] + cmd,
-        "toolgate without cgroups": tg + ["--disable-layer", "cgroup_pids", "--disable-layer", "cgroup_memory", "--"] + cmd,
-        "toolgate tier B (no user ns)": tg + ["--disable-layer", "user_ns", "--"] + cmd,
+        "toolgate sandbox run, all layers, network none": tg + ["--"] + cmd,
+        "toolgate-sandbox-helper run, all layers, network none": small + ["--"] + cmd,
+        "  … probe cache off (probe per run)": (small + ["--"] + cmd, dict(os.environ, TOOLGATE_SANDBOX_PROBE_CACHE="0")),
+        "  … network full": small + ["--network", "full", "--"] + cmd,
+        "  … without seccomp": small + ["--disable-layer", "seccomp", "--"] + cmd,
+        "  … without landlock": small + ["--disable-layer", "landlock", "--"] + cmd,
+        "  … without cgroups": small + ["--disable-layer", "cgroup_pids", "--disable-layer", "cgroup_memory", "--"] + cmd,
+        "  … tier B (no user ns)": small + ["--disable-layer", "user_ns", "--"] + cmd,
     }
     if shutil.which("bwrap"):
         bw = ["bwrap", "--new-session", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",

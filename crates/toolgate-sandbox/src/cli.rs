@@ -1,8 +1,10 @@
-//! The logic behind `toolgate sandbox status` and `toolgate sandbox run` (the binary's
-//! `cmd/sandbox.rs` only maps its arguments onto these).
+//! The logic behind `toolgate sandbox status` and `toolgate sandbox run`, shared by the
+//! `toolgate` binary (`cmd/sandbox.rs`) and the small stand-alone `toolgate-sandbox-helper
+//! run`, which starts ≈1 ms faster than the large `toolgate` binary.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use serde_json::Value;
 
@@ -11,6 +13,107 @@ use crate::policy::{NetworkMode, SandboxPolicy};
 use crate::probe::{Layer, Probe, disabled_from_env};
 use crate::proxy::{DomainRules, Proxy};
 use crate::settings::PolicyContext;
+
+/// Network mode flag values.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum NetworkArg {
+    /// Empty network namespace, loopback up.
+    None,
+    /// Only the listed domains, through toolgate's proxy.
+    Allowlist,
+    /// The host network.
+    Full,
+}
+
+/// Command-line arguments of `toolgate sandbox run` (and `toolgate-sandbox-helper run`).
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Settings file or inline JSON (repeatable; Claude Code `sandbox` keys).
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    settings: Vec<String>,
+    /// Workspace (writable root); default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Additional writable directory (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    add_dir: Vec<PathBuf>,
+    /// Network mode (default from settings: none, or allowlist when domains are listed).
+    #[arg(long, value_enum)]
+    network: Option<NetworkArg>,
+    /// Allow a domain through the proxy (repeatable; implies --network allowlist).
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    allow_domain: Vec<String>,
+    /// Wall-clock limit in seconds; the whole sandbox is killed after it (exit 124).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Treat a layer as unavailable (testing; see `sandbox status`).
+    #[arg(long = "disable-layer", value_name = "LAYER")]
+    disable_layer: Vec<String>,
+    /// The command and its arguments.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+// `run` parsed on its own, for `parse_run` (its doc comment is the `--help` text).
+/// Run a command in toolgate's sandbox.
+#[derive(Debug, clap::Parser)]
+#[command(name = "toolgate sandbox run")]
+struct RunOnly {
+    #[command(flatten)]
+    args: RunArgs,
+    /// `toolgate`'s global `-v` (the sandbox does not log).
+    #[arg(short, long, action = clap::ArgAction::Count, hide = true)]
+    verbose: u8,
+}
+
+/// Parses `[EXE, ARGS…]` as `run`'s arguments only (no other subcommand is built).
+pub fn parse_run(argv: impl IntoIterator<Item = OsString>) -> Result<RunArgs, clap::Error> {
+    <RunOnly as clap::Parser>::try_parse_from(argv).map(|r| r.args)
+}
+
+/// Runs `sandbox run` with parsed arguments; `main_exe` locates the helper for the paths
+/// that need one (allow-list proxy, or a multi-threaded caller). Prints errors as
+/// `toolgate sandbox: …` and returns the command's exit code (128+signal when killed,
+/// [`crate::EXIT_SETUP_FAILED`] when the sandbox could not be set up).
+pub fn run_main(args: RunArgs, main_exe: std::io::Result<PathBuf>) -> ExitCode {
+    let RunArgs {
+        settings,
+        workspace,
+        add_dir,
+        network,
+        allow_domain,
+        timeout,
+        disable_layer,
+        command,
+    } = args;
+    let opts = RunOptions {
+        settings,
+        workspace,
+        add_dirs: add_dir,
+        network: network.map(|n| match n {
+            NetworkArg::None => NetworkMode::None,
+            NetworkArg::Allowlist => NetworkMode::Allowlist,
+            NetworkArg::Full => NetworkMode::Full,
+        }),
+        allow_domains: allow_domain,
+        timeout_secs: timeout,
+        disable_layers: disable_layer,
+    };
+    let helper = match main_exe {
+        Ok(p) => crate::plan::helper_exe(&p),
+        Err(e) => {
+            eprintln!("toolgate sandbox: cannot locate the toolgate binary: {e}");
+            return ExitCode::from(crate::EXIT_SETUP_FAILED);
+        }
+    };
+    match run(&opts, &helper, &command) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(255)),
+        Err(e) => {
+            eprintln!("toolgate sandbox: {e}");
+            ExitCode::from(crate::EXIT_SETUP_FAILED)
+        }
+    }
+}
 
 /// Options of `toolgate sandbox run`.
 #[derive(Clone, Debug, Default)]
@@ -118,9 +221,10 @@ pub fn run_policy(opts: &RunOptions, cwd: &Path) -> Result<SandboxPolicy, Sandbo
     Ok(policy)
 }
 
-/// `toolgate sandbox run`: runs `argv` with `helper` (normally the current executable).
-/// Without a proxy to serve, the process *becomes* the helper (exec) and never returns on
-/// success: the command's exit status is the process's. With the allow-list proxy (network
+/// `toolgate sandbox run`: runs `argv` in the sandbox. Without a proxy to serve, the calling
+/// process plays the helper's part itself when it is single-threaded (the normal case for
+/// the CLI), else it *becomes* `helper` (exec) and never returns on success: the command's
+/// exit status is the process's. With the allow-list proxy (network
 /// `allowlist`), it waits, reports each proxy decision on stderr, and returns the exit code
 /// (128+signal when killed).
 pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, SandboxError> {
@@ -129,6 +233,7 @@ pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, S
         .map_err(|e| SandboxError::io("cli", "getcwd", e, "run from an existing directory"))?;
     let cwd = crate::settings::normalize(&cwd);
     let mut policy = run_policy(opts, &cwd)?;
+    crate::timing::mark("cli-policy");
     let mut _proxy_guard = None;
     if policy.network.mode == NetworkMode::Allowlist && policy.network.proxy_socket.is_none() {
         let dir = std::env::temp_dir().join(format!("toolgate-proxy-{}", std::process::id()));
@@ -156,6 +261,22 @@ pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, S
         })?;
         policy.network.proxy_socket = Some(sock);
         _proxy_guard = Some((proxy, DirGuard(dir)));
+    }
+    if _proxy_guard.is_none() && crate::sys::single_threaded() {
+        // Nothing to serve while the command runs (no proxy) and no thread that a fork could
+        // catch holding a lock: this process plays the helper's part itself, which saves
+        // the helper's `execve` and start-up (≈1 ms of a run).
+        let probe = crate::probe::probe();
+        crate::timing::mark("cli-probed");
+        let spec = crate::plan::HelperSpec::new(&policy, probe, &cwd)?;
+        crate::timing::mark("cli-planned");
+        let env = policy
+            .filtered_env(std::env::vars_os())
+            .into_iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect();
+        crate::timing::mark("cli-in-process");
+        return crate::helper::run_in_process(spec, cwd, argv.to_vec(), env).map(i32::from);
     }
     let mut cmd = crate::plan::command(&policy, helper, argv, &cwd)?;
     crate::timing::mark("cli-spawn");

@@ -11,7 +11,9 @@
 //! silently detaches that mount, so the other run could then create the path. Hence:
 //!
 //! - every helper holds a shared `flock` on `<state dir>/sandbox.lock` from before pid 1
-//!   creates anything until pid 1 has been reaped;
+//!   creates anything until pid 1 has been reaped (the helper stays in the host's
+//!   namespaces, and the sandbox's mount namespace dies with pid 1, so by then no mount of
+//!   *this* run's placeholders is left);
 //! - afterwards it tries an exclusive, non-blocking lock. Only if that succeeds (no other
 //!   sandbox of this user is running, and none can start: they block on the shared lock
 //!   meanwhile) does it remove its own placeholders and those recorded as pending by
@@ -126,59 +128,6 @@ pub(crate) fn remove_if_empty(path: &Path) {
     } else if meta.is_file() && meta.size() == 0 {
         let _ = std::fs::remove_file(path);
     }
-}
-
-/// Forks the janitor (before the helper unshares anything): it keeps only `lock` and the
-/// read end of pid 1's list, reads the list until EOF (all writers gone = the sandbox is
-/// gone), then runs [`RunLock::finish`]. Returns its pid; the helper's copies are closed.
-pub(crate) fn spawn_janitor(
-    lock: RunLock,
-    list: OwnedFd,
-) -> Result<libc::pid_t, crate::error::SandboxError> {
-    // SAFETY: the helper is single-threaded; the child only uses its two descriptors and
-    // exits with _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(crate::error::SandboxError::last_os(
-            "mount_ns",
-            "fork(placeholder janitor)",
-            "raise the process limit",
-        ));
-    }
-    if pid > 0 {
-        drop((lock, list));
-        return Ok(pid);
-    }
-    let keep = [lock.fd.as_raw_fd(), list.as_raw_fd()];
-    let (lo, hi) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
-    // SAFETY: closing every inherited descriptor but stdio and the two we use, so that
-    // no pipe of the helper's is kept open by the janitor.
-    unsafe {
-        for (first, last) in [(3, lo - 1), (lo + 1, hi - 1)] {
-            if first <= last {
-                libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32);
-            }
-        }
-        libc::syscall(libc::SYS_close_range, (hi + 1) as u32, u32::MAX, 0u32);
-        libc::prctl(libc::PR_SET_NAME, c"toolgate-janitor".as_ptr(), 0, 0, 0);
-        // Blocking reads: EOF only once pid 1, the bridge and the command are gone.
-        let flags = libc::fcntl(list.as_raw_fd(), libc::F_GETFL);
-        libc::fcntl(list.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
-    }
-    let mut bytes = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        // SAFETY: reading into a local buffer.
-        let n = unsafe { libc::read(list.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n > 0 {
-            bytes.extend_from_slice(&buf[..n as usize]);
-        } else if n == 0 || crate::sys::errno() != libc::EINTR {
-            break;
-        }
-    }
-    lock.finish(decode(&bytes));
-    // SAFETY: leaving the forked child without running the helper's destructors.
-    unsafe { libc::_exit(0) }
 }
 
 /// Encodes the list pid 1 sends to the helper (NUL-separated host paths).

@@ -185,6 +185,33 @@ pub(crate) struct HelperSpec {
     pub uid: u32,
 }
 
+impl HelperSpec {
+    /// Validates `policy` and plans it against `probe` (the part of [`prepare`] shared with
+    /// the in-process path, [`crate::cli::run`]).
+    pub(crate) fn new(
+        policy: &SandboxPolicy,
+        probe: &Probe,
+        cwd: &Path,
+    ) -> Result<HelperSpec, SandboxError> {
+        validate(policy, cwd)?;
+        let plan = Plan::new(policy, probe)?;
+        let deny_inet = policy.network.mode != NetworkMode::Full && !plan.applies(Layer::NetNs);
+        let seccomp = if plan.applies(Layer::Seccomp) {
+            seccomp::programs(deny_inet)?
+        } else {
+            Vec::new()
+        };
+        Ok(HelperSpec {
+            policy: policy.clone(),
+            plan,
+            seccomp,
+            cgroup: probe.cgroup.clone(),
+            landlock_abi: probe.landlock_abi,
+            uid: probe.uid,
+        })
+    }
+}
+
 /// A command prepared to run `argv` in the sandbox, with the plan that applies.
 #[derive(Debug)]
 pub struct Prepared {
@@ -227,22 +254,8 @@ pub fn prepare(
             plan: None,
         });
     }
-    validate(policy, cwd)?;
-    let plan = Plan::new(policy, probe)?;
-    let deny_inet = policy.network.mode != NetworkMode::Full && !plan.applies(Layer::NetNs);
-    let seccomp = if plan.applies(Layer::Seccomp) {
-        seccomp::programs(deny_inet)?
-    } else {
-        Vec::new()
-    };
-    let spec = HelperSpec {
-        policy: policy.clone(),
-        plan: plan.clone(),
-        seccomp,
-        cgroup: probe.cgroup.clone(),
-        landlock_abi: probe.landlock_abi,
-        uid: probe.uid,
-    };
+    let spec = HelperSpec::new(policy, probe, cwd)?;
+    let plan = spec.plan.clone();
     let json = serde_json::to_string(&spec).map_err(|e| SandboxError::Encoding(e.to_string()))?;
     if json.len() > MAX_SPEC_BYTES {
         return Err(SandboxError::InvalidSettings {

@@ -35,6 +35,40 @@ fn rc(ret: libc::c_long) -> i32 {
     if ret < 0 { errno() } else { 0 }
 }
 
+/// Whether the calling process has exactly one thread (`fork` from a multi-threaded
+/// process may deadlock in the child's allocator, and `unshare(CLONE_NEWUSER)` fails).
+pub(crate) fn single_threaded() -> bool {
+    match std::fs::read_dir("/proc/self/task") {
+        Ok(tasks) => tasks.take(2).count() == 1,
+        Err(_) => false,
+    }
+}
+
+/// `clone(flags | SIGCHLD)` without a new stack: `fork`, with the child created in the new
+/// namespaces `flags` names (bubblewrap's `raw_clone`). The caller stays in its own
+/// namespaces, so its exit never pays for tearing the sandbox's down. Returns the child's
+/// pid in the parent, 0 in the child, `-errno` on failure.
+///
+/// # Safety
+/// As for `fork`: the caller must be single-threaded. The child must not rely on glibc's
+/// cached thread id (only `fork` refreshes it); the sandbox's pid 1 does not.
+pub(crate) unsafe fn clone_into_namespaces(flags: libc::c_int) -> libc::pid_t {
+    let flags = (flags | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: clone with a NULL stack continues on a copy of the caller's stack, like fork;
+    // the pointer arguments are unused without CLONE_*TID/CLONE_SETTLS.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags,
+            std::ptr::null_mut::<libc::c_void>(),
+            std::ptr::null_mut::<libc::c_void>(),
+            std::ptr::null_mut::<libc::c_void>(),
+            0 as libc::c_ulong,
+        )
+    };
+    if r < 0 { -errno() } else { r as libc::pid_t }
+}
+
 /// `unshare(flags)`.
 pub(crate) fn unshare(flags: libc::c_int) -> i32 {
     // SAFETY: plain syscall with an integer argument.

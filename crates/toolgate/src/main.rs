@@ -26,6 +26,9 @@ fn main() -> ExitCode {
     {
         return toolgate_sandbox::helper_main();
     }
+    if let Some(code) = cmd::sandbox::fast_run() {
+        return code;
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

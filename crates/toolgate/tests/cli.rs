@@ -352,15 +352,16 @@ fn tools_snapshot_round_trip() {
 }
 
 /// `toolgate sandbox run` passes the command's output and exit status through, both when it
-/// becomes the helper (no proxy) and when it waits for it (allow-list proxy), and the
-/// command cannot write outside the workspace.
+/// builds the room in its own process (no proxy) and when it waits for the helper (allow-list
+/// proxy), and the command cannot write outside the workspace. `-v`, the global flag, is
+/// accepted by the fast path that parses only `sandbox run`.
 #[test]
 fn sandbox_run_passes_status_through_and_confines_writes() {
     let ws = workspace();
     let outside = tempfile::tempdir().unwrap();
     let run = |extra: &[&str], script: &str| {
         bin()
-            .args(["sandbox", "run", "--workspace"])
+            .args(["sandbox", "run", "-v", "--workspace"])
             .arg(ws.path())
             .args(extra)
             .args(["--", "sh", "-c", script])

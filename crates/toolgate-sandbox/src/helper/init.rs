@@ -87,7 +87,7 @@ pub(crate) fn signal_set(extra: &[i32]) -> libc::sigset_t {
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
 /// pid 1. Never returns.
-pub(crate) fn run(mut ready: Ready) -> ! {
+pub(crate) fn run(ready: Ready) -> ! {
     let err = ready.err_fd.as_raw_fd();
     match setup(&ready) {
         Ok(()) => {}
@@ -111,12 +111,11 @@ pub(crate) fn run(mut ready: Ready) -> ! {
         exec_command(&ready);
     }
     let tier_a = ready.tier_a;
-    // Held until every other process of the sandbox is dead: the janitor takes EOF on
-    // this pipe as "no mount of the placeholders is in use any more".
-    let _placeholders_open = ready.placeholders.take();
     drop(ready);
     let status = supervise(child, &set);
+    crate::timing::mark("init-command-reaped");
     kill_rest(tier_a);
+    crate::timing::mark("init-rest-killed");
     // SAFETY: exiting pid 1 (in tier A the kernel then kills the whole namespace).
     unsafe { libc::_exit(status) }
 }

@@ -76,7 +76,26 @@ fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
         ));
     }
     crate::timing::mark("helper-spec-parsed");
-    supervise(spec, cwd, argv)
+    // The harness started the helper with the command's (filtered) environment.
+    supervise(spec, cwd, argv, std::env::vars_os().collect())
+}
+
+/// Runs `argv` in the sandbox from the calling process, without re-executing a helper:
+/// `toolgate sandbox run` saves an `execve` this way. The caller must be single-threaded
+/// (checked: [`sys::single_threaded`]); its process then plays the helper's part
+/// (cgroups, unshare, signal relay, wall-time limit). `env` is the command's environment.
+pub(crate) fn run_in_process(
+    spec: HelperSpec,
+    cwd: PathBuf,
+    argv: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+) -> Result<u8, SandboxError> {
+    if !sys::single_threaded() {
+        return Err(SandboxError::Encoding(
+            "the in-process sandbox needs a single-threaded caller".to_owned(),
+        ));
+    }
+    supervise(spec, cwd, argv, env)
 }
 
 fn cstrings(items: impl IntoIterator<Item = Vec<u8>>) -> Result<Vec<CString>, SandboxError> {
@@ -91,13 +110,17 @@ fn cstrings(items: impl IntoIterator<Item = Vec<u8>>) -> Result<Vec<CString>, Sa
 
 /// The program's real path when it lies under `/tmp`, which the private tmpfs would hide:
 /// the command the caller asked for must still be executable (read-only) inside.
-fn program_under_tmp(program: Option<&OsString>, cwd: &std::path::Path) -> Option<PathBuf> {
+fn program_under_tmp(
+    program: Option<&OsString>,
+    cwd: &std::path::Path,
+    path_var: Option<&OsString>,
+) -> Option<PathBuf> {
     let program = std::path::Path::new(program?);
     let found = if program.components().count() > 1 {
         Some(cwd.join(program))
     } else {
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
+        path_var.and_then(|path| {
+            std::env::split_paths(path)
                 .map(|dir| dir.join(program))
                 .find(|candidate| candidate.is_file())
         })
@@ -106,7 +129,12 @@ fn program_under_tmp(program: Option<&OsString>, cwd: &std::path::Path) -> Optio
     (real.starts_with("/tmp") && real.is_file()).then_some(real)
 }
 
-fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, SandboxError> {
+fn supervise(
+    spec: HelperSpec,
+    cwd: PathBuf,
+    argv: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+) -> Result<u8, SandboxError> {
     let plan = &spec.plan;
     let policy = &spec.policy;
     let tier_a = plan.tier == Tier::A;
@@ -175,7 +203,11 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
             overrides.push((k.into(), "localhost,127.0.0.1,::1".into()));
         }
     }
-    for (k, v) in std::env::vars_os() {
+    let path_var = env
+        .iter()
+        .find(|(k, _)| k.as_bytes() == b"PATH")
+        .map(|(_, v)| v.clone());
+    for (k, v) in env {
         if overrides.iter().any(|(o, _)| o.as_bytes() == k.as_bytes()) {
             continue;
         }
@@ -256,13 +288,6 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     } else {
         (None, None)
     };
-    // The janitor stays in the host's namespaces (the helper's own mount namespace is the
-    // sandbox's after unshare + pivot_root): it holds the shared lock, reads pid 1's list
-    // until every sandbox process has closed the pipe, then removes what it may.
-    let janitor = match (run_lock, ph_rd) {
-        (Some(lock), Some(rd)) => Some(crate::placeholders::spawn_janitor(lock, rd)?),
-        _ => None,
-    };
     let (gate_rd, gate_wr) = if cgroups.is_some() {
         // SAFETY: valid array for pipe2.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -287,7 +312,9 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     // run as another user.)
     let uid = unsafe { libc::getuid() };
     let tmp_binds = if tier_a && policy.filesystem.private_tmp {
-        program_under_tmp(argv.first(), &cwd).into_iter().collect()
+        program_under_tmp(argv.first(), &cwd, path_var.as_ref())
+            .into_iter()
+            .collect()
     } else {
         Vec::new()
     };
@@ -326,9 +353,13 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     }
     // SAFETY: fresh descriptor we own.
     let sfd = unsafe { OwnedFd::from_raw_fd(sfd) };
-    // Before unshare: afterwards getuid() is the overflow uid until the map is written.
+    // Before the clone: inside, getuid() is the overflow uid until the map is written.
     let maps = sys::MapStrings::for_self();
-    if tier_a {
+    // Tier A: pid 1 is created *in* the new namespaces (clone), while this process stays in
+    // the host's. So the sandbox's mount namespace dies with pid 1 — before we remove the
+    // placeholders, which then are plain files and not mount points of a live namespace —
+    // and our own exit tears nothing down.
+    let pid = if tier_a {
         let mut flags = libc::CLONE_NEWUSER
             | libc::CLONE_NEWNS
             | libc::CLONE_NEWPID
@@ -337,38 +368,44 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
         if net_ns {
             flags |= libc::CLONE_NEWNET;
         }
-        let e = sys::unshare(flags);
-        if e != 0 {
+        // SAFETY: single-threaded (the helper, or a caller checked by run_in_process); the
+        // child runs init::run, which never returns.
+        let pid = unsafe { sys::clone_into_namespaces(flags) };
+        if pid < 0 {
             return Err(SandboxError::io(
                 "user_ns",
-                "unshare(USER|NS|PID|IPC|UTS|NET)",
-                std::io::Error::from_raw_os_error(e),
+                "clone(USER|NS|PID|IPC|UTS|NET)",
+                std::io::Error::from_raw_os_error(-pid),
                 "disable the user_ns layer to fall back to tier B",
             ));
         }
-        let e = sys::write_maps(&maps);
-        if e != 0 {
-            return Err(SandboxError::io(
-                "user_ns",
-                "write uid_map/gid_map",
-                std::io::Error::from_raw_os_error(e),
-                "check kernel.apparmor_restrict_unprivileged_userns",
+        pid
+    } else {
+        // SAFETY: as above.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(SandboxError::last_os(
+                "pid_ns",
+                "fork(init)",
+                "raise the process limit",
             ));
         }
-    }
-    // SAFETY: single-threaded helper; the child runs init::run, which never returns.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(SandboxError::last_os(
-            "pid_ns",
-            "fork(init)",
-            "raise the process limit",
-        ));
-    }
+        pid
+    };
     if pid == 0 {
-        drop(err_rd);
-        drop(sfd);
-        drop(gate_wr);
+        drop((err_rd, sfd, gate_wr, ph_rd, run_lock));
+        if tier_a {
+            let e = sys::write_maps(&maps);
+            if e != 0 {
+                let e = SandboxError::io(
+                    "user_ns",
+                    "write uid_map/gid_map",
+                    std::io::Error::from_raw_os_error(e),
+                    "check kernel.apparmor_restrict_unprivileged_userns",
+                );
+                init::fail(ready.err_fd.as_raw_fd(), EXIT_SETUP_FAILED, &e.to_string());
+            }
+        }
         init::run(ready);
     }
     crate::timing::mark("helper-init-forked");
@@ -401,9 +438,14 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
     }
     let (status, timed_out) = wait(pid, &sfd, policy.limits.wall_time_ms);
     crate::timing::mark("helper-init-reaped");
-    if let Some(j) = janitor {
-        // SAFETY: reaping our own child (it exits once the sandbox's processes are gone).
-        unsafe { libc::waitpid(j, std::ptr::null_mut(), 0) };
+    if let (Some(lock), Some(rd)) = (run_lock, ph_rd) {
+        // pid 1 reaped = every process of its pid namespace is gone, and its mount namespace
+        // with them (no process inside can keep it alive: setns and mount are denied). The pipe is
+        // non-blocking: what pid 1 wrote is all there is.
+        let mut list = Vec::new();
+        read_all(&rd, &mut list);
+        lock.finish(crate::placeholders::decode(&list));
+        crate::timing::mark("helper-placeholders-removed");
     }
     let mut code = exit_code(status, timed_out);
     let mut msg = Vec::new();
@@ -423,6 +465,7 @@ fn supervise(spec: HelperSpec, cwd: PathBuf, argv: Vec<OsString>) -> Result<u8, 
             eprintln!("toolgate-sandbox: {hit}");
         }
         cg.remove();
+        crate::timing::mark("helper-cgroup-removed");
     }
     if let Some(dir) = private_tmp {
         let _ = std::fs::remove_dir_all(dir);

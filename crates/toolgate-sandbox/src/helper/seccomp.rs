@@ -1,11 +1,14 @@
 //! The seccomp filter: compiled once per process on the harness side, loaded by the helper.
 //!
-//! Three stacked programs (seccompiler allows one match action per filter):
-//! 1. `EPERM` for the dangerous list below;
-//! 2. `ENOSYS` for `clone3`, so libc falls back to `clone`, whose flags filter 1 inspects;
-//! 3. (x86_64) `ENOSYS` for x32 syscall numbers, which would otherwise bypass the lists.
+//! One program: a hand-written prefix, then seccompiler's filter.
+//! - the prefix checks the architecture, answers `ENOSYS` for x32 syscall numbers (x86_64;
+//!   they would otherwise bypass the lists) and for `clone3` (so libc falls back to `clone`,
+//!   whose flags the filter can inspect — `clone3` passes them in memory);
+//! - seccompiler's filter answers `EPERM` for the dangerous list below.
 //!
-//! A foreign-architecture syscall (e.g. `int 0x80`) kills the process (seccompiler's arch check).
+//! One program rather than three stacked ones: each loaded filter costs the kernel a pass over
+//! every syscall number at load time and one more program run per syscall afterwards.
+//! A foreign-architecture syscall (e.g. `int 0x80`) kills the process.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -140,31 +143,39 @@ fn deny_program(deny_inet: bool) -> Result<BpfProgram, SandboxError> {
     BpfProgram::try_from(filter).map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
-fn clone3_program() -> Result<BpfProgram, SandboxError> {
-    let mut rules = BTreeMap::new();
-    rules.insert(libc::SYS_clone3, Vec::new());
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch()?,
-    )
-    .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    BpfProgram::try_from(filter).map_err(|e| SandboxError::Seccomp(e.to_string()))
-}
+/// `AUDIT_ARCH_*` of the native architecture (the value in `seccomp_data.arch`).
+const AUDIT_ARCH: u32 = if cfg!(target_arch = "x86_64") {
+    0xc000_003e
+} else {
+    0xc000_00b7 // aarch64; other targets fail earlier, in `arch()`
+};
 
-/// x86_64 only: ENOSYS for syscall numbers with the x32 bit set.
-fn x32_program() -> Vec<u64> {
-    const X32_BIT: u32 = 0x4000_0000;
-    let ld = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u64;
+/// The prefix (see the module doc), packed. Falls through to the next program's first
+/// instruction; BPF jumps are relative, so the program appended after it is unaffected.
+fn prefix() -> Vec<u64> {
+    const X32_BIT: u64 = 0x4000_0000;
+    let ld_abs = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u64;
+    let jeq = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u64;
     let jge = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u64;
     let ret = (libc::BPF_RET | libc::BPF_K) as u64;
-    vec![
-        ld << 48,                                 // A = seccomp_data.nr
-        (jge << 48) | (1 << 32) | X32_BIT as u64, // nr >= X32_BIT ? next : skip one
-        (ret << 48) | (libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32) as u64,
-        (ret << 48) | libc::SECCOMP_RET_ALLOW as u64,
-    ]
+    let enosys = (ret << 48) | (libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32) as u64;
+    let kill = (ret << 48) | libc::SECCOMP_RET_KILL_PROCESS as u64;
+    // Instruction: code<<48 | jt<<40 | jf<<32 | k.
+    let mut p = vec![
+        (ld_abs << 48) | 4,                              // A = seccomp_data.arch
+        (jeq << 48) | (1 << 40) | u64::from(AUDIT_ARCH), // native? skip the kill
+        kill,                                            //
+        ld_abs << 48,                                    // A = seccomp_data.nr
+        (jeq << 48) | (libc::SYS_clone3 as u64 & 0xffff_ffff) | (1 << 32), // clone3? ENOSYS
+        enosys,                                          //
+    ];
+    if cfg!(target_arch = "x86_64") {
+        p.extend([
+            (jge << 48) | (1 << 32) | X32_BIT, // nr >= X32_BIT? ENOSYS : skip it
+            enosys,
+        ]);
+    }
+    p
 }
 
 fn pack(prog: &BpfProgram) -> Vec<u64> {
@@ -195,11 +206,12 @@ pub(crate) fn programs(deny_inet: bool) -> Result<Vec<Vec<u64>>, SandboxError> {
     if let Some(p) = slot.get() {
         return Ok(p.clone());
     }
-    let mut progs = vec![pack(&deny_program(deny_inet)?), pack(&clone3_program()?)];
-    if cfg!(target_arch = "x86_64") {
-        progs.push(x32_program());
+    let mut program = prefix();
+    program.extend(pack(&deny_program(deny_inet)?));
+    if program.len() > usize::from(u16::MAX) {
+        return Err(SandboxError::Seccomp("filter too long".to_owned()));
     }
-    Ok(slot.get_or_init(|| progs).clone())
+    Ok(slot.get_or_init(|| vec![program]).clone())
 }
 
 /// Installs the programs on the calling thread (`no_new_privs` must already be set).
@@ -237,9 +249,16 @@ mod tests {
     fn programs_compile_and_roundtrip() {
         for deny_inet in [false, true] {
             let progs = programs(deny_inet).unwrap_or_default();
-            assert!(progs.len() >= 2);
+            assert_eq!(progs.len(), 1, "one merged program");
             let unpacked = unpack(&progs[0]);
             assert_eq!(unpacked.len(), progs[0].len());
+            // The prefix comes first, then seccompiler's filter (which starts with its own
+            // architecture check: a load of seccomp_data.arch at offset 4).
+            let pre = prefix();
+            assert_eq!(&progs[0][..pre.len()], &pre[..]);
+            let next = unpacked[pre.len()];
+            assert_eq!(u32::from(next.code), libc::BPF_LD | libc::BPF_W | libc::BPF_ABS);
+            assert_eq!(next.k, 4);
         }
     }
 }

@@ -1,0 +1,81 @@
+//! `toolgate-sandbox-helper run|status`: the small binary's command line, which runs the room
+//! in its own process (no helper `execve`) unless the allow-list proxy needs serving.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+
+use common::{Fixture, HELPER, require};
+use toolgate_sandbox::Layer;
+
+fn run(f: &Fixture, extra: &[&str], script: &str) -> Output {
+    Command::new(HELPER)
+        .args(["run", "--workspace"])
+        .arg(&f.ws)
+        .args(extra)
+        .args(["--", "sh", "-c", script])
+        .current_dir(&f.ws)
+        .env("HOME", &f.home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn run_passes_status_through_and_confines_the_command() {
+    require(&[Layer::UserNs, Layer::MountNs, Layer::PidNs]);
+    let f = Fixture::new();
+    // In-process room (no proxy) and the helper process (allow-list proxy to serve).
+    for extra in [&[][..], &["--allow-domain", "example.invalid"][..]] {
+        let out = run(&f, extra, "echo inside; exit 7");
+        assert_eq!(out.status.code(), Some(7), "{extra:?}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "inside\n");
+        let out = run(&f, extra, "kill -KILL $$");
+        assert_eq!(out.status.code(), Some(128 + 9), "{extra:?}: {out:?}");
+        let escaped = f.outside.join("escaped");
+        let out = run(&f, extra, &format!("echo x > {}", escaped.display()));
+        assert_ne!(out.status.code(), Some(0), "{extra:?}: {out:?}");
+        assert!(!escaped.exists(), "{extra:?}: wrote outside the workspace");
+        let key = f.home.join(".ssh/id_ed25519");
+        let out = run(&f, extra, &format!("cat {}", key.display()));
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("SECRET-KEY"),
+            "{extra:?}: read the ssh key"
+        );
+        let out = run(&f, extra, "echo x > .git/hooks/pre-commit");
+        assert_ne!(out.status.code(), Some(0), "{extra:?}: {out:?}");
+        assert!(!f.ws.join(".git/hooks/pre-commit").exists());
+        let out = run(&f, extra, "echo x > made-inside && unshare -U true");
+        assert_ne!(out.status.code(), Some(0), "{extra:?}: nested user ns: {out:?}");
+        assert!(f.ws.join("made-inside").exists());
+        // The run's placeholders (missing protected paths) are gone once it returns.
+        for name in [".claude", ".mcp.json", ".toolgate"] {
+            assert!(!f.ws.join(name).exists(), "{extra:?}: {name} left behind");
+        }
+    }
+}
+
+#[test]
+fn run_reports_setup_errors_and_usage() {
+    let f = Fixture::new();
+    let out = run(&f, &["--disable-layer", "no-such-layer"], "true");
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-layer"));
+    let out = Command::new(HELPER)
+        .args(["run", "--bogus", "--", "true"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+    let out = Command::new(HELPER)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+    let out = Command::new(HELPER)
+        .args(["status", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert!(v["layers"].is_object(), "{v}");
+}
