@@ -12,6 +12,7 @@
 //! Every other line goes to rmcp through an in-memory pipe, and rmcp's output is merged
 //! with these error lines on the real output one whole line at a time.
 
+use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
@@ -54,7 +55,41 @@ const KEEP_LINE_CAPACITY: usize = 1024 * 1024;
 /// Serves one MCP connection on this process's stdin and stdout until the client closes
 /// stdin. Nothing but protocol is written to stdout; logs go to stderr.
 pub async fn serve_stdio(source: Arc<dyn SessionSource>) -> Result<(), ServeError> {
-    serve_io(source, tokio::io::stdin(), tokio::io::stdout()).await
+    let reader: Box<dyn AsyncRead + Send + Unpin> = match stdin_pipe() {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let writer: Box<dyn AsyncWrite + Send + Unpin> = match stdout_pipe() {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdout()),
+    };
+    serve_io(source, reader, writer).await
+}
+
+/// Standard input as an epoll-driven pipe, when it is one (the usual way clients start a
+/// stdio server). `tokio::io::stdin()` hands every read to the blocking thread pool — two
+/// thread hand-offs per message, the largest single cost of a small call.
+fn stdin_pipe() -> Option<tokio::net::unix::pipe::Receiver> {
+    // A duplicate: the receiver owns (and closes) its descriptor, fd 0 stays open.
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+/// Standard output as an epoll-driven pipe (see [`stdin_pipe`]), unless standard error is
+/// the same pipe: the pipe is put in non-blocking mode, which would then also apply to log
+/// writes that expect to block.
+fn stdout_pipe() -> Option<tokio::net::unix::pipe::Sender> {
+    use std::os::unix::fs::MetadataExt;
+    let out = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let err = std::io::stderr().as_fd().try_clone_to_owned().ok()?;
+    let (out_meta, err_meta) = (
+        std::fs::File::from(out.try_clone().ok()?).metadata().ok()?,
+        std::fs::File::from(err).metadata().ok(),
+    );
+    if err_meta.is_some_and(|e| e.dev() == out_meta.dev() && e.ino() == out_meta.ino()) {
+        return None;
+    }
+    tokio::net::unix::pipe::Sender::from_owned_fd(out).ok()
 }
 
 /// Serves one MCP connection over any byte stream pair (a pipe, a socket, a test duplex).

@@ -1,0 +1,90 @@
+//! `toolgate serve` on real pipes: standard input and output are driven by epoll when they
+//! are pipes, and by tokio's blocking stdio otherwise (here: when standard error is the same
+//! pipe as standard output). Both must speak the same protocol, answer garbage, and exit
+//! when the client closes its end.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn session(merge_stderr: bool) -> Vec<Value> {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let exe = env!("CARGO_BIN_EXE_toolgate");
+    let mut cmd = if merge_stderr {
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            "exec \"$0\" serve --no-audit --workspace \"$1\" 2>&1",
+            exe,
+        ])
+        .arg(ws.path());
+        c
+    } else {
+        let mut c = Command::new(exe);
+        c.args(["serve", "--no-audit", "--workspace"])
+            .arg(ws.path())
+            .stderr(Stdio::null());
+        c
+    };
+    let mut child = cmd
+        .env_remove("TOOLGATE_LOG")
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("toolgate-tests-no-user-config"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let notes = ws.path().join("notes.txt");
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pipe-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "Read", "arguments": {"file_path": notes}}}),
+    ];
+    for m in &messages {
+        writeln!(input, "{m}").unwrap();
+    }
+    writeln!(input, "this is not json").unwrap();
+    input.flush().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = Vec::new();
+    // Three answers: initialize, the call, the parse error.
+    while replies.len() < 3 {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "server closed early");
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        replies.push(v);
+    }
+    drop(input);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    replies
+}
+
+fn check(replies: &[Value]) {
+    // The framing answers garbage itself, so its error may overtake rmcp's replies.
+    let init = replies.iter().find(|r| r["id"] == 1).unwrap();
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    let call = replies.iter().find(|r| r["id"] == 2).unwrap();
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert!(call["result"].to_string().contains("beta"), "{call}");
+    let garbage = replies.iter().find(|r| r["id"].is_null()).unwrap();
+    assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
+}
+
+#[test]
+fn serves_over_pipes() {
+    check(&session(false));
+}
+
+#[test]
+fn serves_when_stderr_shares_the_output_pipe() {
+    check(&session(true));
+}
