@@ -22,7 +22,8 @@ import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import ElicitResult, Implementation
+from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitResult, Implementation, InputRequiredResult
 
 TOOLGATE = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/toolgate")
 ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
@@ -311,6 +312,70 @@ async def stdio_client_without_elicitation_is_denied_with_reason():
     assert not (ws / "nobody").exists()
 
 
+def ask_args(ws: Path) -> list[str]:
+    # Default mode with no allow rules: an unknown Bash command asks.
+    return ["serve", "--workspace", str(ws), "--mode", "default"]
+
+
+def recorder(answers: list, asked: list):
+    async def on_elicit(context, params):
+        asked.append(params)
+        return answers.pop(0)
+    return on_elicit
+
+
+@test
+async def stdio_modern_ask_becomes_input_required_and_the_retry_decides():
+    """2026-07-28: the ask comes back as an input_required result; the SDK asks its
+    elicitation callback and retries the call with the answer and the requestState."""
+    ws = workspace()
+    asked: list = []
+    answers = [
+        ElicitResult(action="accept", content={"decision": "allow_once"}),
+        ElicitResult(action="decline"),
+    ]
+    params = StdioServerParameters(command=TOOLGATE, args=ask_args(ws), cwd=str(ws))
+    async with Client(params, client_info=Implementation(name="modern-asker", version="1"), mode="auto",
+                      elicitation_callback=recorder(answers, asked)) as c:
+        assert c.protocol_version >= "2026", c.protocol_version
+        r = await c.call_tool("Bash", {"command": "touch modern1"})
+        assert not r.is_error, text(r)
+        assert (ws / "modern1").exists()
+        assert meta(r).get("toolgate/layer") == "user", meta(r)
+        q = asked[0]
+        assert "Bash" in q.message and "touch modern1" in q.message, q.message
+        choices = [o["const"] for o in q.requested_schema["properties"]["decision"]["oneOf"]]
+        assert choices == ["allow_once", "allow_always", "deny"], choices
+
+        d = await c.call_tool("Bash", {"command": "touch modern2"})
+        assert d.is_error and meta(d).get("toolgate/code") == "denied", meta(d)
+        assert "declined" in text(d), text(d)
+        assert not (ws / "modern2").exists()
+
+        # Driven by hand: the first leg runs nothing and carries the form and the state.
+        first = await c.session.call_tool("Bash", {"command": "touch modern3"}, allow_input_required=True)
+        assert isinstance(first, InputRequiredResult), first
+        assert set(first.input_requests or {}) == {"approval"}, first.input_requests
+        assert not (ws / "modern3").exists()
+        yes = {"approval": ElicitResult(action="accept", content={"decision": "allow_once"})}
+        try:
+            await c.session.call_tool("Bash", {"command": "touch modern3"}, input_responses=yes,
+                                      request_state=first.request_state + "x", allow_input_required=True)
+            raise AssertionError("a tampered requestState must be refused")
+        except MCPError as e:
+            assert e.code == -32602 and e.data["toolgate/reason"] == "invalid", (e.code, e.data)
+        assert not (ws / "modern3").exists()
+        ok = await c.session.call_tool("Bash", {"command": "touch modern3"}, input_responses=yes,
+                                       request_state=first.request_state, allow_input_required=True)
+        assert not ok.is_error, ok
+        assert (ws / "modern3").exists()
+    codes = [(r.get("code"), (r.get("verdict") or {}).get("decision"))
+             for r in audit_records(ws) if r.get("tool") == "Bash"]
+    assert codes == [("input_required", "ask"), (None, "allow"),
+                     ("input_required", "ask"), ("denied", "deny"),
+                     ("input_required", "ask"), ("invalid_request", None), (None, "allow")], codes
+
+
 def raw_session(ws: Path, lines: list[str], last_id: int, timeout: float = 20) -> list[dict]:
     """Writes `lines`, reads replies until the one for `last_id`, then closes stdin (which
     ends the session and cancels anything still running)."""
@@ -465,10 +530,10 @@ def free_port() -> int:
 
 
 class HttpServer:
-    def __init__(self, ws: Path, *extra: str, env: dict | None = None):
+    def __init__(self, ws: Path, *extra: str, env: dict | None = None, args: list[str] | None = None):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [TOOLGATE, *serve_args(ws), "--http", f"127.0.0.1:{self.port}", *extra],
+            [TOOLGATE, *(args or serve_args(ws)), "--http", f"127.0.0.1:{self.port}", *extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})})
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -491,10 +556,50 @@ class HttpServer:
             self.proc.kill()
 
 
-def http_client(url: str, name: str, token: str | None = None, mode: str = "auto") -> Client:
+def http_client(url: str, name: str, token: str | None = None, mode: str = "auto",
+                elicitation_callback=None) -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
-    return Client(transport, client_info=Implementation(name=name, version="1"), mode=mode)
+    return Client(transport, client_info=Implementation(name=name, version="1"), mode=mode,
+                  elicitation_callback=elicitation_callback)
+
+
+@test
+async def http_modern_approval_state_is_bound_to_its_client_and_used_once():
+    """Sessionless HTTP: the requestState one client got cannot approve another client's
+    call, and approves its own call once."""
+    ws = workspace()
+    asked: list = []
+    answers = [ElicitResult(action="accept", content={"decision": "allow_once"})]
+    with HttpServer(ws, args=ask_args(ws)) as srv:
+        async with http_client(srv.url, "alice", elicitation_callback=recorder(answers, asked)) as a, \
+                http_client(srv.url, "bob") as b:
+            args = {"command": "echo ran >> http-count"}
+            # The SDK's own loop, over HTTP.
+            r = await a.call_tool("Bash", args)
+            assert not r.is_error, text(r)
+            assert len(asked) == 1
+            first = await a.session.call_tool("Bash", args, allow_input_required=True)
+            assert isinstance(first, InputRequiredResult), first
+            yes = {"approval": ElicitResult(action="accept", content={"decision": "allow_once"})}
+
+            async def redeem(client) -> object:
+                return await client.session.call_tool("Bash", args, input_responses=yes,
+                                                      request_state=first.request_state,
+                                                      allow_input_required=True)
+            try:
+                await redeem(b)
+                raise AssertionError("bob must not use alice's approval")
+            except MCPError as e:
+                assert e.code == -32602 and e.data["toolgate/reason"] == "other_client", (e.code, e.data)
+            ok = await redeem(a)
+            assert not ok.is_error, ok
+            try:
+                await redeem(a)
+                raise AssertionError("an approval is used once")
+            except MCPError as e:
+                assert e.data["toolgate/reason"] == "replayed", e.data
+    assert (ws / "http-count").read_text() == "ran\nran\n"
 
 
 @test

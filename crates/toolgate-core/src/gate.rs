@@ -471,6 +471,28 @@ impl Gate {
         if verdict.decision == Decision::Ask {
             let asked = verdict.clone();
             verdict = self.shared.prompter.ask(&request, &asked).await;
+            if verdict.is_awaiting_input() {
+                // The front door took the question to the user and will retry the call with
+                // the answer (MCP `input_required`). Neither allowed nor denied: the call stops
+                // here unrun, and its record says it is waiting.
+                flight.record.verdict = Some(verdict.clone());
+                flight.stage(
+                    Stage::Decide,
+                    StageStatus::Fail,
+                    Some(verdict.clone()),
+                    Some("waiting for the user's answer".into()),
+                );
+                let err = CallError::new(
+                    ErrorCode::InputRequired,
+                    Stage::Decide,
+                    format!(
+                        "this call was not run: it waits for the user's approval ({})",
+                        verdict.reason
+                    ),
+                )
+                .with_layer(Layer::User);
+                return finish(Err(err), Some(verdict), context_notes);
+            }
             if verdict.decision == Decision::Ask {
                 // A prompter must settle the question; an undecided answer is a no.
                 verdict = Verdict::new(

@@ -113,7 +113,11 @@ impl PolicyStage for RiskFloor {
 /// fixed answer.
 #[async_trait]
 pub trait Prompter: Send + Sync {
-    /// Returns the user's verdict (layer `user`).
+    /// Returns the user's verdict (layer `user`): allow or deny. A front door that collects
+    /// the answer out of band — the call ends now and comes back with the answer, as MCP's
+    /// `input_required` does — returns [`Verdict::awaiting_input`]; the gate then stops the
+    /// call unrun with [`ErrorCode::InputRequired`](toolgate_protocol::ErrorCode). Any other
+    /// undecided (`ask`) answer is taken as a denial.
     async fn ask(&self, request: &DecisionRequest<'_>, verdict: &Verdict) -> Verdict;
 }
 

@@ -213,6 +213,74 @@ async fn ask_goes_to_the_prompter() {
     assert_eq!(r.verdict.unwrap().layer, Layer::User);
 }
 
+/// A prompter that hands every question to its front door (MCP `input_required`), or one
+/// that gives the policy's ask back undecided.
+struct Deferring(bool);
+
+#[async_trait::async_trait]
+impl toolgate_core::stages::Prompter for Deferring {
+    async fn ask(
+        &self,
+        _request: &toolgate_core::stages::DecisionRequest<'_>,
+        verdict: &Verdict,
+    ) -> Verdict {
+        if self.0 {
+            Verdict::awaiting_input(verdict, "the client asks its user")
+        } else {
+            verdict.clone()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_question_handed_to_the_front_door_waits_unrun_and_is_recorded_as_waiting() {
+    let (fx, b) = fixture();
+    let policy = Arc::new(WordPolicy {
+        word: "maybe".into(),
+        decision: Decision::Ask,
+    });
+    let gate = b
+        .policy(policy.clone())
+        .prompter(Arc::new(Deferring(true)))
+        .build()
+        .unwrap();
+    let r = gate.execute(call("Writer", json!({"text": "maybe"}))).await;
+    let err = r.error().unwrap();
+    assert_eq!(err.code, ErrorCode::InputRequired);
+    assert_eq!((err.stage, err.layer), (Stage::Decide, Some(Layer::User)));
+    assert!(fx.timeline.lock().unwrap().is_empty(), "nothing ran");
+    let records = fx.audit.records.lock().unwrap().clone();
+    assert_eq!(records.len(), 1);
+    let rec = &records[0];
+    assert_eq!(rec.code, Some(ErrorCode::InputRequired));
+    let v = rec.verdict.as_ref().unwrap();
+    assert!(v.is_awaiting_input(), "neither allowed nor denied: {v:?}");
+    assert_eq!(
+        v.rule.as_deref(),
+        Some("Reader(maybe*)"),
+        "the asking rule is kept"
+    );
+    let decide = rec
+        .stages
+        .iter()
+        .find(|s| s.stage == Stage::Decide)
+        .unwrap();
+    assert_eq!(
+        decide.note.as_deref(),
+        Some("waiting for the user's answer")
+    );
+
+    // An undecided answer that is not a hand-off is still a no.
+    let (_fx, b) = fixture();
+    let gate = b
+        .policy(policy)
+        .prompter(Arc::new(Deferring(false)))
+        .build()
+        .unwrap();
+    let r = gate.execute(call("Writer", json!({"text": "maybe"}))).await;
+    assert_eq!(code(&r), Some(ErrorCode::Denied));
+}
+
 #[tokio::test]
 async fn hook_deny_wins_and_is_recorded() {
     let (fx, b) = fixture();

@@ -2,23 +2,34 @@
 //! allow always / deny in the client's own UI.
 //!
 //! The gate's prompter is shared by every connection of a server, but the client to ask is
-//! the one whose call is being decided. So the handler puts the calling connection's peer in
-//! a task-local ([`with_client`]) around the gate call, and [`ElicitingPrompter`] asks that
-//! peer — only when it declared the elicitation capability on a protocol that allows
-//! server-to-client requests (up to 2025-11-25). Otherwise the configured prompter answers.
+//! the one whose call is being decided. So the handler puts what the calling request allows
+//! in a task-local ([`with_asker`]) around the gate call, and [`ElicitingPrompter`] acts on
+//! it:
+//!
+//! - up to 2025-11-25, a client that declared form elicitation is sent an
+//!   `elicitation/create` request and the call waits for the answer;
+//! - on 2026-07-28, which forbids server-to-client requests, the same question is handed
+//!   back to the handler and the call ends unrun ([`Verdict::awaiting_input`]); the handler
+//!   returns it as an `input_required` result (see [`crate::mrtr`]), and the client's retry
+//!   brings the answer, which the prompter then applies exactly as a legacy answer;
+//! - otherwise the configured prompter answers.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, ProtocolVersion};
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ProtocolVersion,
+};
 use rmcp::service::{ElicitationMode, Peer, RequestContext, ServiceError};
 use serde_json::{Value, json};
 use toolgate_policy::prompt::{Answer, Offer, resolve};
 use toolgate_policy::{Engine, PolicyPrompter, PolicyRequest};
 use toolgate_protocol::{Decision, Layer, Verdict};
+
+use crate::mrtr::{APPROVAL_STATE_TTL, digest};
 
 /// How long the client's user has to answer an approval request. Long enough for a person
 /// who stepped away briefly; a call must not hang forever on an abandoned dialog.
@@ -28,32 +39,114 @@ pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_SUMMARY_CHARS: usize = 2_000;
 
 tokio::task_local! {
-    /// The client a call in progress came from, when it can be asked.
-    static CLIENT: Option<Peer<RoleServer>>;
+    /// How the call in progress may ask its client.
+    static ASKER: Asker;
 }
 
-/// Runs `call` with the request's client reachable by [`ElicitingPrompter`], if that client
-/// can answer elicitation requests.
-pub(crate) async fn with_client<F: Future>(
-    context: &RequestContext<RoleServer>,
-    call: F,
-) -> F::Output {
-    CLIENT.scope(askable(context), call).await
+/// How a request's client can be asked.
+#[derive(Clone)]
+pub(crate) enum Asker {
+    /// It cannot: the configured prompter answers.
+    Nobody,
+    /// A legacy-era client that declared form elicitation: send it `elicitation/create`.
+    Request(Peer<RoleServer>),
+    /// A 2026-07-28 request: hand the question back as `input_required`, or apply the
+    /// answer its retry brought.
+    Mrtr(Arc<Round>),
 }
 
-/// The request's peer, if it declared form elicitation and the protocol allows the server
-/// to send it requests (2026-07-28 forbids them; there the answer would have to travel as
-/// an `input_required` result, which toolgate does not implement yet).
-fn askable(context: &RequestContext<RoleServer>) -> Option<Peer<RoleServer>> {
-    let version = context.protocol_version()?;
-    if version >= ProtocolVersion::V_2026_07_28 {
-        return None;
+/// One 2026-07-28 request's exchange with the prompter.
+#[derive(Debug, Default)]
+pub(crate) struct Round {
+    /// Whether the client declared form elicitation, so a question may be sent.
+    can_ask: bool,
+    /// The verified answer the retry carries, taken by the first ask.
+    answer: Mutex<Option<Answered>>,
+    /// The question handed back, for the handler to send.
+    question: Mutex<Option<Question>>,
+}
+
+/// An answer from a retry whose `requestState` verified.
+#[derive(Debug)]
+pub(crate) struct Answered {
+    /// The digest of the question the state was issued for.
+    pub question: String,
+    /// What the client's user answered.
+    pub result: ElicitResult,
+}
+
+/// A question for the client's user.
+#[derive(Debug)]
+pub(crate) struct Question {
+    /// What the user is shown.
+    pub params: ElicitRequestParams,
+    /// [`digest`] of the question and the input it is about; sealed into the state.
+    pub digest: String,
+    /// How long the answer may take.
+    pub ttl: Duration,
+}
+
+impl Round {
+    pub(crate) fn new(can_ask: bool, answer: Option<Answered>) -> Self {
+        Self {
+            can_ask,
+            answer: Mutex::new(answer),
+            question: Mutex::default(),
+        }
+    }
+
+    /// Whether a question may be sent to this request's client.
+    pub(crate) fn can_ask(&self) -> bool {
+        self.can_ask
+    }
+
+    /// The question the prompter handed back, if it did.
+    pub(crate) fn take_question(&self) -> Option<Question> {
+        self.question
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn take_answer(&self) -> Option<Answered> {
+        self.answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn put_question(&self, question: Question) {
+        *self.question.lock().unwrap_or_else(PoisonError::into_inner) = Some(question);
+    }
+}
+
+/// Runs `call` with `asker` reachable by [`ElicitingPrompter`].
+pub(crate) async fn with_asker<F: Future>(asker: Asker, call: F) -> F::Output {
+    ASKER.scope(asker, call).await
+}
+
+/// Whether the request's client declared form elicitation: in its `initialize` (legacy) or
+/// in the request's `_meta` client capabilities (2026-07-28). An empty `elicitation`
+/// object means form mode, as the spec says.
+pub(crate) fn declares_form_elicitation(context: &RequestContext<RoleServer>) -> bool {
+    if is_modern(context) {
+        return context
+            .client_capabilities()
+            .and_then(|caps| caps.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
     }
     context
         .peer
         .supported_elicitation_modes()
         .contains(&ElicitationMode::Form)
-        .then(|| context.peer.clone())
+}
+
+/// Whether the request is on the 2026-07-28 protocol (or later), where the server may not
+/// send requests to the client.
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
 /// Answers asks by MCP elicitation when the calling client supports it, else by `fallback`
@@ -65,6 +158,7 @@ pub struct ElicitingPrompter {
     engine: Arc<Engine>,
     fallback: Arc<dyn PolicyPrompter>,
     timeout: Duration,
+    state_ttl: Duration,
 }
 
 impl ElicitingPrompter {
@@ -75,23 +169,126 @@ impl ElicitingPrompter {
             engine,
             fallback,
             timeout: ELICITATION_TIMEOUT,
+            state_ttl: APPROVAL_STATE_TTL,
         }
     }
 
-    /// How long to wait for the user's answer (default [`ELICITATION_TIMEOUT`]).
+    /// How long to wait for the user's answer to an `elicitation/create` request (legacy
+    /// protocol; default [`ELICITATION_TIMEOUT`]).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// How long a 2026-07-28 client has to retry with the answer to an `input_required`
+    /// question before its `requestState` expires (default
+    /// [`APPROVAL_STATE_TTL`](crate::APPROVAL_STATE_TTL)).
+    pub fn with_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The verdict for the user's answer: the form's choice when accepted; a refusal when
+    /// declined or dismissed.
+    fn verdict_for(&self, result: &ElicitResult, offer: &Offer, verdict: &Verdict) -> Verdict {
+        match result.action {
+            ElicitationAction::Accept => {
+                resolve(&self.engine, offer, answer(result.content.as_ref()), verdict)
+            }
+            ElicitationAction::Decline => resolve(&self.engine, offer, Answer::Deny(None), verdict),
+            _ => denied(
+                verdict,
+                "the user dismissed the approval request without allowing the call; do not retry it unchanged, ask the user what to do".into(),
+            ),
+        }
+    }
+
+    /// The legacy path: ask with `elicitation/create` and wait.
+    async fn ask_by_request(
+        &self,
+        peer: &Peer<RoleServer>,
+        params: ElicitRequestParams,
+        offer: &Offer,
+        verdict: &Verdict,
+        tool: &str,
+    ) -> Verdict {
+        tracing::info!(tool, "asking the MCP client to approve a call");
+        match peer
+            .create_elicitation_with_timeout(params, Some(self.timeout))
+            .await
+        {
+            Ok(result) => self.verdict_for(&result, offer, verdict),
+            Err(ServiceError::Timeout { timeout }) => denied(
+                verdict,
+                format!(
+                    "nobody answered the approval request within {}s; ask the user to allow it, or do something else",
+                    timeout.as_secs()
+                ),
+            ),
+            Err(e) => denied(
+                verdict,
+                format!(
+                    "the approval request to the MCP client failed ({e}); nobody allowed the call"
+                ),
+            ),
+        }
+    }
+
+    /// The 2026-07-28 path: apply the answer the retry brought if it answers this very
+    /// question, else hand the question back for an `input_required` result.
+    async fn ask_by_round(
+        &self,
+        round: &Round,
+        req: &PolicyRequest<'_>,
+        params: ElicitRequestParams,
+        offer: &Offer,
+        verdict: &Verdict,
+    ) -> Verdict {
+        let question = question_digest(req, &params);
+        if let Some(answered) = round.take_answer() {
+            if answered.question == question {
+                tracing::info!(
+                    tool = req.tool,
+                    "the MCP client answered the approval question"
+                );
+                return self.verdict_for(&answered.result, offer, verdict);
+            }
+            // The policy, the settings or a hook changed what would be asked since: the
+            // answer was given to another question, so it is asked again.
+            tracing::info!(
+                tool = req.tool,
+                "the approval question changed; asking again"
+            );
+        }
+        if !round.can_ask {
+            return self.fallback.ask(req, verdict).await;
+        }
+        tracing::info!(
+            tool = req.tool,
+            "returning the approval question as input_required"
+        );
+        round.put_question(Question {
+            params,
+            digest: question,
+            ttl: self.state_ttl,
+        });
+        Verdict::awaiting_input(
+            verdict,
+            format!(
+                "waiting for the user's answer, asked through the MCP client: {}",
+                verdict.reason
+            ),
+        )
     }
 }
 
 #[async_trait]
 impl PolicyPrompter for ElicitingPrompter {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
-        let peer = CLIENT.try_with(Clone::clone).ok().flatten();
-        let Some(peer) = peer else {
+        let asker = ASKER.try_with(Clone::clone).unwrap_or(Asker::Nobody);
+        if matches!(asker, Asker::Nobody) {
             return self.fallback.ask(req, verdict).await;
-        };
+        }
         let offer = Offer::for_call(&self.engine, req);
         let schema = match ElicitationSchema::from_json_schema(schema(&offer)) {
             Ok(s) => s,
@@ -104,37 +301,26 @@ impl PolicyPrompter for ElicitingPrompter {
             message: message(req, verdict, &offer),
             requested_schema: schema,
         };
-        tracing::info!(tool = req.tool, "asking the MCP client to approve a call");
-        match peer
-            .create_elicitation_with_timeout(params, Some(self.timeout))
-            .await
-        {
-            Ok(result) => match result.action {
-                ElicitationAction::Accept => {
-                    let answer = answer(result.content.as_ref());
-                    resolve(&self.engine, &offer, answer, verdict)
-                }
-                ElicitationAction::Decline => {
-                    resolve(&self.engine, &offer, Answer::Deny(None), verdict)
-                }
-                _ => denied(
-                    verdict,
-                    "the user dismissed the approval request without allowing the call; do not retry it unchanged, ask the user what to do".into(),
-                ),
-            },
-            Err(ServiceError::Timeout { timeout }) => denied(
-                verdict,
-                format!(
-                    "nobody answered the approval request within {}s; ask the user to allow it, or do something else",
-                    timeout.as_secs()
-                ),
-            ),
-            Err(e) => denied(
-                verdict,
-                format!("the approval request to the MCP client failed ({e}); nobody allowed the call"),
-            ),
+        match asker {
+            Asker::Request(peer) => {
+                self.ask_by_request(&peer, params, &offer, verdict, req.tool)
+                    .await
+            }
+            Asker::Mrtr(round) => {
+                self.ask_by_round(&round, req, params, &offer, verdict)
+                    .await
+            }
+            Asker::Nobody => self.fallback.ask(req, verdict).await,
         }
     }
+}
+
+/// What the user is asked about, as one digest: the tool, the input the policy decided on
+/// (after hooks), and the message and form shown. An answer applies only to the question
+/// it was given to.
+fn question_digest(req: &PolicyRequest<'_>, params: &ElicitRequestParams) -> String {
+    let shown = serde_json::to_value(params).unwrap_or(Value::Null);
+    digest([&json!(req.tool), req.input, &shown])
 }
 
 /// A denial by the user layer that keeps the asking rule's provenance.

@@ -1,5 +1,5 @@
 //! The MCP server handler: `tools/list` from the session's view, `tools/call` through the
-//! gate.
+//! gate, and the `input_required` round trip of approvals on 2026-07-28 ([`crate::mrtr`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,16 +7,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitResult, Implementation,
+    InitializeRequestParams, InitializeResult, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
     ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::Gate;
+use toolgate_protocol::{CallError, CallResult, ErrorCode, Stage, ToolCall};
 
 use crate::convert;
+use crate::elicit::{Answered, Asker, Round};
+use crate::mrtr::{APPROVAL_INPUT, Approvals, Binding, StateError, digest};
 use crate::source::SessionSource;
 
 /// How often a long call reports progress to a client that asked for it (with a
@@ -57,6 +62,10 @@ pub struct GateServer {
     stateless: Option<Slot>,
     /// Cancelled when the connection's input ends: running calls stop.
     closed: CancellationToken,
+    /// Seals and redeems the `requestState` of approval questions (2026-07-28); `None`
+    /// when no signing key could be made, and then such clients get the configured
+    /// prompter.
+    approvals: Option<Arc<Approvals>>,
 }
 
 impl GateServer {
@@ -68,6 +77,7 @@ impl GateServer {
             initialized: Arc::default(),
             stateless: None,
             closed: CancellationToken::new(),
+            approvals: Approvals::new().ok().map(Arc::new),
         }
     }
 
@@ -81,8 +91,14 @@ impl GateServer {
     /// sessionless 2026-07-28 protocol) share the sessions in `shared`, one per client name.
     pub(crate) fn for_http(source: Arc<dyn SessionSource>, shared: &SharedSessions) -> Self {
         Self {
-            stateless: Some(Slot::ByClient(Arc::clone(&shared.0))),
-            ..Self::new(source)
+            source,
+            slot: Slot::Connection(Arc::default()),
+            initialized: Arc::default(),
+            stateless: Some(Slot::ByClient(Arc::clone(&shared.by_name))),
+            closed: CancellationToken::new(),
+            // One key for the whole server: a retry is a new HTTP request, often a new
+            // handler, and must open the state the first request sealed.
+            approvals: shared.approvals.clone(),
         }
     }
 
@@ -156,10 +172,22 @@ impl GateServer {
     }
 }
 
-/// Sessions of sessionless HTTP requests, keyed by client name; shared by every request of
-/// one HTTP server.
-#[derive(Clone, Default)]
-pub(crate) struct SharedSessions(ByName);
+/// What every request of one HTTP server shares: the sessions of sessionless requests,
+/// keyed by client name, and the approval-state key.
+#[derive(Clone)]
+pub(crate) struct SharedSessions {
+    by_name: ByName,
+    approvals: Option<Arc<Approvals>>,
+}
+
+impl SharedSessions {
+    pub(crate) fn new() -> Self {
+        Self {
+            by_name: ByName::default(),
+            approvals: Approvals::new().ok().map(Arc::new),
+        }
+    }
+}
 
 impl ServerHandler for GateServer {
     fn get_info(&self) -> ServerConfig {
@@ -207,20 +235,146 @@ impl ServerHandler for GateServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let gate = self.gate(&context)?;
-        let call = convert::tool_call(&context.id, &request.name, request.arguments);
+        let CallToolRequestParams {
+            name,
+            arguments,
+            input_responses,
+            request_state,
+            ..
+        } = request;
+        let call = convert::tool_call(&context.id, &name, arguments);
+        let asker = match self.asker(&context, &gate, &call, input_responses, request_state) {
+            Ok(asker) => asker,
+            Err(e) => return Err(refuse(&gate, call, &e)),
+        };
+        // The arguments as sent, kept only while a question may have to be sealed for them
+        // (the gate consumes the call; most calls never ask).
+        let sent =
+            matches!(&asker, Asker::Mrtr(round) if round.can_ask()).then(|| call.input.clone());
         let progress = context.meta.get_progress_token();
         let cancel = CancelOn {
             request: &context.ct,
             connection: &self.closed,
         };
         // An ask during this call goes to this request's client, if it can be asked.
-        let result =
-            crate::elicit::with_client(&context, run(&gate, call, cancel, progress, &context.peer))
-                .await;
+        let result = crate::elicit::with_asker(
+            asker.clone(),
+            run(&gate, call, cancel, progress, &context.peer),
+        )
+        .await;
+        if let (Asker::Mrtr(round), Some(sent)) = (&asker, &sent)
+            && result.error().map(|e| e.code) == Some(ErrorCode::InputRequired)
+            && let Some(question) = round.take_question()
+        {
+            return self.input_required(&result, &binding(&gate, &name, sent), question);
+        }
         let out = convert::call_tool_result(&result)
             .map_err(|e| McpError::internal_error(format!("result: {e}"), None))?;
         Ok(CallToolResponse::Complete(out))
     }
+}
+
+impl GateServer {
+    /// How this call may ask its client, after verifying the answer a 2026-07-28 retry
+    /// carries. An unverifiable `requestState` refuses the call before anything runs.
+    fn asker(
+        &self,
+        context: &RequestContext<RoleServer>,
+        gate: &Gate,
+        call: &ToolCall,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<Asker, StateError> {
+        let answered = match (state, responses) {
+            (None, None) => None,
+            (None, Some(_)) => return Err(StateError::ResponsesWithoutState),
+            (Some(state), responses) => {
+                let approvals = self.approvals.as_ref().ok_or(StateError::Unavailable)?;
+                // Read the answer before redeeming, so a malformed answer does not use the
+                // state up. An answer left out is asked for again (the spec's way).
+                let result = match responses.and_then(|mut r| r.remove(APPROVAL_INPUT)) {
+                    None => None,
+                    Some(value) => Some(
+                        serde_json::from_value::<ElicitResult>(value)
+                            .map_err(|e| StateError::MalformedAnswer(e.to_string()))?,
+                    ),
+                };
+                let question = approvals.redeem(&state, &binding(gate, &call.name, &call.input))?;
+                result.map(|result| Answered { question, result })
+            }
+        };
+        let can_ask = crate::elicit::declares_form_elicitation(context);
+        if crate::elicit::is_modern(context) {
+            let can_ask = can_ask && self.approvals.is_some();
+            if can_ask || answered.is_some() {
+                return Ok(Asker::Mrtr(Arc::new(Round::new(can_ask, answered))));
+            }
+            return Ok(Asker::Nobody);
+        }
+        if answered.is_some() {
+            // A verified answer on a legacy request (a client switching eras mid-session):
+            // apply it, but never return input_required, which legacy clients cannot read.
+            return Ok(Asker::Mrtr(Arc::new(Round::new(false, answered))));
+        }
+        Ok(if can_ask {
+            Asker::Request(context.peer.clone())
+        } else {
+            Asker::Nobody
+        })
+    }
+
+    /// The `input_required` reply for a call the prompter handed a question back for: the
+    /// form as an elicitation input request, and the sealed state the retry must echo.
+    fn input_required(
+        &self,
+        result: &CallResult,
+        binding: &Binding,
+        question: crate::elicit::Question,
+    ) -> Result<CallToolResponse, McpError> {
+        let approvals = self
+            .approvals
+            .as_ref()
+            .ok_or_else(|| StateError::Unavailable.to_mcp())?;
+        let state = approvals
+            .issue(binding, &question.digest, question.ttl)
+            .map_err(|e| e.to_mcp())?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            APPROVAL_INPUT.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(question.params)),
+        );
+        let reply = InputRequiredResult::new(Some(requests), Some(state))
+            .with_meta(MetaObject(convert::result_meta(result)));
+        Ok(CallToolResponse::InputRequired(reply))
+    }
+}
+
+/// What an approval state is bound to: the tool, the arguments as the client sent them,
+/// and the gate session (its client name and id).
+fn binding(gate: &Gate, tool: &str, input: &Value) -> Binding {
+    Binding {
+        tool: tool.to_owned(),
+        input: digest([input]),
+        client: gate.session().client().map(str::to_owned),
+        session: gate.session().id().to_owned(),
+    }
+}
+
+/// Records a call refused for its `requestState` (one audit record per call, also for
+/// these) and returns the JSON-RPC error for the client.
+fn refuse(gate: &Gate, call: ToolCall, error: &StateError) -> McpError {
+    tracing::info!(tool = %call.name, reason = error.reason(), "requestState refused");
+    let rejected = CallError::new(
+        ErrorCode::InvalidRequest,
+        Stage::Decide,
+        format!(
+            "the approval answer was refused ({}): {error}",
+            error.reason()
+        ),
+    )
+    .with_details(json!({ "request_state": error.reason() }));
+    gate.reject(call, rejected);
+    error.to_mcp()
 }
 
 /// What cancels a call: the client's `notifications/cancelled` (or rmcp ending the

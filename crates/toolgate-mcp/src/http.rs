@@ -98,7 +98,7 @@ pub async fn serve_http(
         .with_cancellation_token(stop.child_token());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE_TIMEOUT);
-    let shared = SharedSessions::default();
+    let shared = SharedSessions::new();
     let service = StreamableHttpService::new(
         move || Ok(GateServer::for_http(Arc::clone(&source), &shared)),
         Arc::new(sessions),

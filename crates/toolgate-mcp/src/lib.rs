@@ -18,8 +18,10 @@
 //! are answered by this crate's framing ([`serve_io`]), the rest (unknown methods, bad
 //! params) by rmcp (pinned exactly in the workspace) behind these types.
 //!
-//! "Ask" decisions become MCP elicitation requests to the calling client when it supports
-//! them ([`ElicitingPrompter`]).
+//! "Ask" decisions become MCP elicitation to the calling client when it supports it
+//! ([`ElicitingPrompter`]): an `elicitation/create` request up to 2025-11-25, an
+//! `input_required` result with an integrity-protected, single-use `requestState` on
+//! 2026-07-28 ([`mrtr`]).
 //!
 //! ```no_run
 //! # async fn demo(gate: toolgate_core::Gate) -> Result<(), toolgate_mcp::ServeError> {
@@ -34,6 +36,7 @@ mod elicit;
 mod error;
 mod handler;
 mod http;
+pub mod mrtr;
 mod source;
 mod stdio;
 
@@ -41,6 +44,7 @@ pub use elicit::{ELICITATION_TIMEOUT, ElicitingPrompter};
 pub use error::{ServeError, SessionError};
 pub use handler::{GateServer, MAX_SESSIONLESS_CLIENTS, PROGRESS_INTERVAL};
 pub use http::{HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, serve_http};
+pub use mrtr::{APPROVAL_INPUT, APPROVAL_STATE_TTL, StateError};
 pub use source::SessionSource;
 pub use stdio::{MAX_LINE_BYTES, serve_io, serve_stdio};
 

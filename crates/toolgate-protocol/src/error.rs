@@ -21,6 +21,10 @@ pub enum ErrorCode {
     InvalidRequest,
     /// Policy said no (hook, rule, mode, risk floor or user).
     Denied,
+    /// The call needs the user's answer, which the front door collects out of band (an MCP
+    /// `input_required` result on the 2026-07-28 protocol). Nothing ran; the caller retries
+    /// the call with the answer.
+    InputRequired,
     /// A rate limit for this tool or profile was exceeded.
     RateLimited,
     /// The settings require a sandbox and it could not be set up.
@@ -37,13 +41,14 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the pipeline.
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::MalformedCall,
         ErrorCode::UnknownTool,
         ErrorCode::ToolNotLoaded,
         ErrorCode::InvalidInput,
         ErrorCode::InvalidRequest,
         ErrorCode::Denied,
+        ErrorCode::InputRequired,
         ErrorCode::RateLimited,
         ErrorCode::SandboxUnavailable,
         ErrorCode::Timeout,
@@ -61,6 +66,7 @@ impl ErrorCode {
             ErrorCode::InvalidInput => "invalid_input",
             ErrorCode::InvalidRequest => "invalid_request",
             ErrorCode::Denied => "denied",
+            ErrorCode::InputRequired => "input_required",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::SandboxUnavailable => "sandbox_unavailable",
             ErrorCode::Timeout => "timeout",

@@ -128,4 +128,45 @@ impl Verdict {
         self.source = Some(source.into());
         self
     }
+
+    /// A prompter's answer to `asked` meaning "not decided yet: the front door took the
+    /// question to the user and the call must wait for the answer" — an MCP `input_required`
+    /// result on the 2026-07-28 protocol, where the server cannot hold the call open while
+    /// the client asks. It is `ask` by the `user` layer (a state the policy never produces:
+    /// its asks come from hooks, rules, the mode or the risk floor), keeping the asking
+    /// rule's provenance. The gate stops such a call before it runs and reports
+    /// [`ErrorCode::InputRequired`](crate::ErrorCode::InputRequired).
+    pub fn awaiting_input(asked: &Verdict, reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Ask,
+            layer: Layer::User,
+            rule: asked.rule.clone(),
+            source: asked.source.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Whether this is a prompter's [`Verdict::awaiting_input`] answer.
+    pub fn is_awaiting_input(&self) -> bool {
+        self.decision == Decision::Ask && self.layer == Layer::User
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn awaiting_input_is_an_undecided_user_answer_with_provenance() {
+        let asked = Verdict::new(Decision::Ask, Layer::Rule, "ask rule").with_rule("Bash", "cli");
+        let waiting = Verdict::awaiting_input(&asked, "waiting");
+        assert!(waiting.is_awaiting_input());
+        assert_eq!(
+            (waiting.rule.as_deref(), waiting.source.as_deref()),
+            (Some("Bash"), Some("cli"))
+        );
+        // The policy's own asks are not answers.
+        assert!(!asked.is_awaiting_input());
+        assert!(!Verdict::new(Decision::Deny, Layer::User, "no").is_awaiting_input());
+    }
 }

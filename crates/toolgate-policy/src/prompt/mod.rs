@@ -25,7 +25,11 @@ use crate::view::{Family, family};
 /// Answers an ask verdict. Core's `Prompter` adapts onto this one-to-one.
 #[async_trait]
 pub trait PolicyPrompter: Send + Sync {
-    /// The user's (or a stand-in's) verdict.
+    /// The user's (or a stand-in's) verdict: allow or deny. A prompter whose front door
+    /// collects the answer out of band (MCP `input_required`: the call ends, and is retried
+    /// with the answer) returns [`Verdict::awaiting_input`], which the gate records as
+    /// waiting and does not run. Wrappers ([`crate::AutoReviewer`]) pass it through as they
+    /// pass any answer.
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict;
 }
 
