@@ -46,7 +46,11 @@ fn run_passes_status_through_and_confines_the_command() {
         assert_ne!(out.status.code(), Some(0), "{extra:?}: {out:?}");
         assert!(!f.ws.join(".git/hooks/pre-commit").exists());
         let out = run(&f, extra, "echo x > made-inside && unshare -U true");
-        assert_ne!(out.status.code(), Some(0), "{extra:?}: nested user ns: {out:?}");
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: nested user ns: {out:?}"
+        );
         assert!(f.ws.join("made-inside").exists());
         // The run's placeholders (missing protected paths) are gone once it returns.
         for name in [".claude", ".mcp.json", ".toolgate"] {

@@ -257,7 +257,10 @@ mod tests {
             let pre = prefix();
             assert_eq!(&progs[0][..pre.len()], &pre[..]);
             let next = unpacked[pre.len()];
-            assert_eq!(u32::from(next.code), libc::BPF_LD | libc::BPF_W | libc::BPF_ABS);
+            assert_eq!(
+                u32::from(next.code),
+                libc::BPF_LD | libc::BPF_W | libc::BPF_ABS
+            );
             assert_eq!(next.k, 4);
         }
     }
