@@ -57,12 +57,16 @@ pub(crate) fn render(
     let keep = window.max_line_chars.saturating_mul(4).saturating_add(4);
     let mut buf = Vec::with_capacity(keep.min(64 * 1024));
     let mut number = window.first;
+    // One scratch line for the whole rendering: a read is called for every file a model
+    // looks at, and an allocation per line was a visible share of a small read's cost.
+    let mut line = String::new();
     while out.shown < window.limit {
         let Some(total_len) = read_line_capped(reader, keep, &mut buf)? else {
             out.at_eof = true;
             break;
         };
-        let line = format_line(
+        format_line(
+            &mut line,
             number,
             &buf,
             total_len,
@@ -83,35 +87,41 @@ pub(crate) fn render(
     Ok(out)
 }
 
+/// Writes one `cat -n` line (number, tab, content, newline) into `line`, replacing what
+/// was there.
 fn format_line(
+    line: &mut String,
     number: u64,
     bytes: &[u8],
     total_len: u64,
     max_chars: usize,
     cut: &mut bool,
-) -> String {
+) {
+    use std::fmt::Write;
+    line.clear();
     let mut content = String::from_utf8_lossy(bytes);
     if content.ends_with('\r') && total_len == bytes.len() as u64 {
         content.to_mut().pop();
     }
-    let mut line = format!("{number:>6}\t");
+    // Writing to a String cannot fail.
+    let _ = write!(line, "{number:>6}\t");
     match content.char_indices().nth(max_chars) {
         Some((at, _)) => {
             *cut = true;
             line.push_str(&content[..at]);
-            line.push_str(&format!(
+            let _ = write!(
+                line,
                 "… [line cut at {max_chars} characters; it is {total_len} bytes long]"
-            ));
+            );
         }
         None if total_len > bytes.len() as u64 => {
             *cut = true;
             line.push_str(&content);
-            line.push_str(&format!("… [line cut; it is {total_len} bytes long]"));
+            let _ = write!(line, "… [line cut; it is {total_len} bytes long]");
         }
         None => line.push_str(&content),
     }
     line.push('\n');
-    line
 }
 
 /// Reads one line (without its `\n`) into `buf`, keeping at most `keep` bytes. Returns the
