@@ -262,11 +262,7 @@ async def stdio_ask_becomes_elicitation_allow_once_and_decline():
         assert not r.is_error, text(r)
         assert (ws / "made1").is_dir()
         assert meta(r).get("toolgate/layer") == "user", meta(r)
-        # The question names the tool and the command, and offers the three choices.
-        q = asked[0]
-        assert "Bash" in q.message and "mkdir made1" in q.message, q.message
-        choices = [o["const"] for o in q.requested_schema["properties"]["decision"]["oneOf"]]
-        assert choices == ["allow_once", "allow_always", "deny"], choices
+        assert_approval_question(asked[0], "mkdir made1")
 
         d = await c.call_tool("Bash", {"command": "mkdir made2"})
         assert d.is_error and meta(d).get("toolgate/code") == "denied", meta(d)
@@ -317,6 +313,13 @@ def ask_args(ws: Path) -> list[str]:
     return ["serve", "--workspace", str(ws), "--mode", "default"]
 
 
+def assert_approval_question(q, command: str) -> None:
+    """The question names the tool and the command, and offers the three choices."""
+    assert "Bash" in q.message and command in q.message, q.message
+    choices = [o["const"] for o in q.requested_schema["properties"]["decision"]["oneOf"]]
+    assert choices == ["allow_once", "allow_always", "deny"], choices
+
+
 def recorder(answers: list, asked: list):
     async def on_elicit(context, params):
         asked.append(params)
@@ -342,10 +345,7 @@ async def stdio_modern_ask_becomes_input_required_and_the_retry_decides():
         assert not r.is_error, text(r)
         assert (ws / "modern1").exists()
         assert meta(r).get("toolgate/layer") == "user", meta(r)
-        q = asked[0]
-        assert "Bash" in q.message and "touch modern1" in q.message, q.message
-        choices = [o["const"] for o in q.requested_schema["properties"]["decision"]["oneOf"]]
-        assert choices == ["allow_once", "allow_always", "deny"], choices
+        assert_approval_question(asked[0], "touch modern1")
 
         d = await c.call_tool("Bash", {"command": "touch modern2"})
         assert d.is_error and meta(d).get("toolgate/code") == "denied", meta(d)

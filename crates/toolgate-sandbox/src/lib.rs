@@ -5,13 +5,14 @@
 //! compatible `sandbox` settings with [`SandboxPolicy::from_settings`]. [`command`] turns a
 //! policy and an argv into a [`std::process::Command`] that runs the command through the
 //! *helper*: the `toolgate` binary re-executed with the hidden argument [`HELPER_ARG`], whose
-//! `main` calls [`helper_main`] before anything else. The helper, single-threaded:
+//! `main` calls [`helper_main`] before anything else (`toolgate sandbox run`, single-threaded,
+//! plays the helper's part in its own process instead; see [`cli`]). The helper:
 //!
 //! 1. creates per-command cgroups (`pids`, `memory`) when available;
-//! 2. `unshare(USER|NS|PID|IPC|UTS[|NET])`, maps the caller's uid/gid to themselves;
-//! 3. forks pid 1 of the new pid namespace, which builds a read-only view of `/` with the
-//!    writable roots, carve-outs, masks, private `/tmp`, minimal `/dev`, fresh `/proc`,
-//!    `pivot_root`s into it, brings loopback up and (allow-list mode) starts the proxy bridge;
+//! 2. `clone`s pid 1 into new `USER|NS|PID|IPC|UTS[|NET]` namespaces (the helper itself stays
+//!    in the host's); pid 1 maps the caller's uid/gid to themselves;
+//! 3. pid 1 builds a read-only view of `/` with the writable roots, carve-outs, masks,
+//!    private `/tmp`, minimal `/dev`, fresh `/proc`, `pivot_root`s into it, brings loopback up and (allow-list mode) starts the proxy bridge;
 //! 4. forks the command: `setsid`, rlimits, `no_new_privs`, Landlock, capability drop,
 //!    seccomp, `close_range`, `execve` with the allow-listed environment;
 //! 5. relays signals, enforces the wall-time limit, and exits with the command's status

@@ -83,7 +83,8 @@ fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
 /// Runs `argv` in the sandbox from the calling process, without re-executing a helper:
 /// `toolgate sandbox run` saves an `execve` this way. The caller must be single-threaded
 /// (checked: [`sys::single_threaded`]); its process then plays the helper's part
-/// (cgroups, unshare, signal relay, wall-time limit). `env` is the command's environment.
+/// (cgroups, the clone of pid 1, signal relay, wall-time limit). `env` is the command's
+/// environment.
 pub(crate) fn run_in_process(
     spec: HelperSpec,
     cwd: PathBuf,
