@@ -62,6 +62,15 @@ def tree_hwm_kib(pid: int) -> int:
     return total
 
 
+def wait_or_kill(proc: subprocess.Popen) -> None:
+    """Waits for a server asked to stop; kills it if it has not after 10 s."""
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -98,11 +107,7 @@ class Stdio:
         hwm = tree_hwm_kib(self.proc.pid)
         assert self.proc.stdin
         self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        wait_or_kill(self.proc)
         return hwm
 
 
@@ -233,11 +238,7 @@ class Http:
     def close(self) -> int:
         hwm = tree_hwm_kib(self.proc.pid)
         self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        wait_or_kill(self.proc)
         return hwm
 
 

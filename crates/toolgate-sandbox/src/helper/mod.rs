@@ -82,20 +82,15 @@ fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
 
 /// Runs `argv` in the sandbox from the calling process, without re-executing a helper:
 /// `toolgate sandbox run` saves an `execve` this way. The caller must be single-threaded
-/// (checked: [`sys::single_threaded`]); its process then plays the helper's part
-/// (cgroups, the clone of pid 1, signal relay, wall-time limit). `env` is the command's
-/// environment.
+/// ([`sys::single_threaded`]; `cli::run` checks it just before); its process then plays the
+/// helper's part (cgroups, the clone of pid 1, signal relay, wall-time limit). `env` is the
+/// command's environment.
 pub(crate) fn run_in_process(
     spec: HelperSpec,
     cwd: PathBuf,
     argv: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
 ) -> Result<u8, SandboxError> {
-    if !sys::single_threaded() {
-        return Err(SandboxError::Encoding(
-            "the in-process sandbox needs a single-threaded caller".to_owned(),
-        ));
-    }
     supervise(spec, cwd, argv, env)
 }
 
@@ -249,17 +244,10 @@ fn supervise(
         )),
         _ => None,
     };
-    let mut fds = [0i32; 2];
-    // SAFETY: valid array for pipe2.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(SandboxError::last_os(
-            "helper",
-            "pipe2",
-            "raise RLIMIT_NOFILE",
-        ));
-    }
-    // SAFETY: fresh descriptors we own.
-    let (err_rd, err_wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let pipe = |flags| {
+        sys::pipe(flags).map_err(|e| SandboxError::io("helper", "pipe2", e, "raise RLIMIT_NOFILE"))
+    };
+    let (err_rd, err_wr) = pipe(libc::O_CLOEXEC)?;
     // Placeholders for missing protected paths: hold the shared run lock while they may be
     // mounted, and learn from pid 1 which ones it created (see crate::placeholders).
     let wants_placeholders = tier_a
@@ -270,43 +258,13 @@ fn supervise(
     } else {
         None
     };
-    let (ph_rd, ph_wr) = if run_lock.is_some() {
-        // SAFETY: valid array for pipe2.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            return Err(SandboxError::last_os(
-                "helper",
-                "pipe2",
-                "raise RLIMIT_NOFILE",
-            ));
-        }
-        // SAFETY: fresh descriptors we own.
-        unsafe {
-            (
-                Some(OwnedFd::from_raw_fd(fds[0])),
-                Some(OwnedFd::from_raw_fd(fds[1])),
-            )
-        }
-    } else {
-        (None, None)
+    let (ph_rd, ph_wr) = match run_lock {
+        Some(_) => pipe(libc::O_CLOEXEC | libc::O_NONBLOCK).map(|(r, w)| (Some(r), Some(w)))?,
+        None => (None, None),
     };
-    let (gate_rd, gate_wr) = if cgroups.is_some() {
-        // SAFETY: valid array for pipe2.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(SandboxError::last_os(
-                "helper",
-                "pipe2",
-                "raise RLIMIT_NOFILE",
-            ));
-        }
-        // SAFETY: fresh descriptors we own.
-        unsafe {
-            (
-                Some(OwnedFd::from_raw_fd(fds[0])),
-                Some(OwnedFd::from_raw_fd(fds[1])),
-            )
-        }
-    } else {
-        (None, None)
+    let (gate_rd, gate_wr) = match cgroups {
+        Some(_) => pipe(libc::O_CLOEXEC).map(|(r, w)| (Some(r), Some(w)))?,
+        None => (None, None),
     };
 
     // SAFETY: getuid never fails. (The real uid, not the harness probe's: the helper may
