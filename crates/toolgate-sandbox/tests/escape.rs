@@ -439,6 +439,37 @@ fn dangerous_syscalls_are_denied() {
     assert_contained(&f.run(&f.policy(), &[&tool_s(), "syscalls"]));
 }
 
+/// A 32-bit syscall from a 64-bit process (`int 0x80`) goes to another syscall table: the
+/// filter's architecture check must kill the process (SIGSYS) before any list is consulted.
+/// The same call is made outside first: on a kernel without 32-bit emulation it cannot
+/// succeed anywhere, and then only "not escaped" can be checked.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn foreign_architecture_syscalls_kill_the_process() {
+    tier_a();
+    let f = Fixture::new();
+    let outside = std::process::Command::new(tool())
+        .arg("int80")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let inside = f.run(&f.policy(), &[&tool_s(), "int80"]);
+    assert!(
+        !String::from_utf8_lossy(&inside.stdout).contains("ESCAPED"),
+        "{}",
+        text(&inside)
+    );
+    if String::from_utf8_lossy(&outside.stdout).contains("ESCAPED") {
+        assert_eq!(
+            inside.status.code(),
+            Some(128 + libc::SIGSYS),
+            "{}",
+            text(&inside)
+        );
+    } else {
+        assert_ne!(inside.status.code(), Some(0), "{}", text(&inside));
+    }
+}
+
 /// A tiny HTTP server on host loopback answering every request with `body`.
 fn http_server(body: &'static str) -> (String, std::thread::JoinHandle<()>) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));

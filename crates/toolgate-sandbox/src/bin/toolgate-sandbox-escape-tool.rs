@@ -248,6 +248,23 @@ fn main() {
             }
             result(cmd, made >= n, format!("forked {made} of {n}"))
         }
+        // A 32-bit syscall from a 64-bit process (`int 0x80`, i386 getpid): another syscall
+        // table, which the filter's architecture check must refuse by killing the process.
+        #[cfg(target_arch = "x86_64")]
+        "int80" => {
+            let ret: i64;
+            // SAFETY: i386 getpid takes no arguments and touches no memory; the kernel may
+            // clobber r8-r11 on the way back.
+            unsafe {
+                std::arch::asm!(
+                    "int 0x80",
+                    inlateout("rax") 20i64 => ret,
+                    out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+                    options(nostack),
+                );
+            }
+            result(cmd, ret > 0, format!("int 0x80 getpid returned {ret}"))
+        }
         "syscalls" => {
             let mut open = Vec::new();
             for (name, nr) in [
