@@ -11,10 +11,13 @@
 //! 1. creates per-command cgroups (`pids`, `memory`) when available;
 //! 2. `clone`s pid 1 into new `USER|NS|PID|IPC|UTS[|NET]` namespaces (the helper itself stays
 //!    in the host's); pid 1 maps the caller's uid/gid to themselves;
-//! 3. pid 1 builds a read-only view of `/` with the writable roots, carve-outs, masks,
-//!    private `/tmp`, minimal `/dev`, fresh `/proc`, `pivot_root`s into it, brings loopback up and (allow-list mode) starts the proxy bridge;
-//! 4. forks the command: `setsid`, rlimits, `no_new_privs`, Landlock, capability drop,
-//!    seccomp, `close_range`, `execve` with the allow-listed environment;
+//! 3. pid 1 forks the command process, then builds a read-only view of `/` with the writable
+//!    roots, carve-outs, masks, private `/tmp`, minimal `/dev`, fresh `/proc`, `pivot_root`s
+//!    into it, brings loopback up and (allow-list mode) starts the proxy bridge;
+//! 4. meanwhile the command process applies `setsid`, rlimits, `no_new_privs` and seccomp,
+//!    waits until pid 1 reports the view complete (and exits unrun if pid 1 fails), then
+//!    applies Landlock, drops capabilities, `close_range`s and `execve`s with the
+//!    allow-listed environment;
 //! 5. relays signals, enforces the wall-time limit, and exits with the command's status
 //!    (128+signal when killed, [`EXIT_TIMEOUT`] on timeout, [`EXIT_SETUP_FAILED`] when the
 //!    sandbox could not be built — with a `toolgate-sandbox:` line on stderr).

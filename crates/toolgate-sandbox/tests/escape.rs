@@ -44,6 +44,36 @@ fn positive_control_workspace_is_writable() {
     );
 }
 
+/// The command process is forked before pid 1 builds the view and waits for it: when the
+/// view cannot be built, the command must never run (neither in the host's view nor in half
+/// a sandbox), and the run fails with the setup error.
+#[test]
+fn failed_view_build_runs_nothing() {
+    tier_a();
+    let f = Fixture::new();
+    let link = f.root.join("link-to-outside");
+    std::os::unix::fs::symlink(&f.outside, &link).unwrap_or_else(|e| panic!("{e}"));
+    let mut policy = f.policy();
+    // Rejected by pid 1 while it builds the view (a writable root must be canonical).
+    policy.filesystem.writable_roots.push(link);
+    let script = format!(
+        "echo ran > {}/ran.txt; echo ran > {}/ran.txt",
+        f.outside.display(),
+        f.ws.display()
+    );
+    let out = f.sh(&policy, &script);
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    assert!(text(&out).contains("symlink"), "{}", text(&out));
+    assert!(
+        !f.outside.join("ran.txt").exists(),
+        "ran in the host's view"
+    );
+    assert!(
+        !f.ws.join("ran.txt").exists(),
+        "ran without a complete view"
+    );
+}
+
 #[test]
 fn write_outside_workspace_is_contained() {
     tier_a();

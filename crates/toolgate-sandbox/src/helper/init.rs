@@ -1,10 +1,17 @@
 //! The sandbox's pid 1 (mini-init) and the final command process.
 //!
-//! pid 1 builds the filesystem view and brings loopback up while the helper moves it into
-//! the cgroups, waits until the helper says it is in them, starts the proxy bridge, then
-//! forks the command (which inherits the cgroups). It forwards signals to the command's process group, reaps
-//! every orphan, and when the command exits kills whatever is left and exits with the
-//! command's status (128+signal when it was killed).
+//! pid 1 waits until the helper has moved it into the cgroups, forks the command process
+//! (which inherits them), then builds the filesystem view, brings loopback up and starts the
+//! proxy bridge while the command process applies the restrictions that do not depend on the
+//! view (session, rlimits, `no_new_privs`, seccomp). The command process waits
+//! on a pipe until pid 1 says the view is complete, and only then changes directory, applies
+//! Landlock (whose rules name paths of the view), drops its capabilities and execs. On a machine with two cores the
+//! two halves of the set-up overlap; on a failure pid 1 exits, which closes the pipe, and the
+//! command process exits without running anything.
+//!
+//! pid 1 then forwards signals to the command's process group, reaps every orphan, and when
+//! the command exits kills whatever is left and exits with the command's status (128+signal
+//! when it was killed).
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -89,11 +96,12 @@ extern "C" fn ignore_signal(_: libc::c_int) {}
 /// pid 1. Never returns.
 pub(crate) fn run(ready: Ready) -> ! {
     let err = ready.err_fd.as_raw_fd();
-    match setup(&ready) {
-        Ok(()) => {}
-        Err(e) => fail(err, EXIT_SETUP_FAILED, &e.to_string()),
+    if let Err(e) = enter(&ready) {
+        fail(err, EXIT_SETUP_FAILED, &e.to_string());
     }
     // Dummy handlers: pid 1 of a namespace drops signals whose disposition is SIG_DFL.
+    // Installed and blocked before the fork, so that nothing sent meanwhile is lost: it stays
+    // pending until `supervise` takes it.
     let set = signal_set(&[libc::SIGCHLD]);
     // SAFETY: installing a no-op handler and blocking; all signals are taken by sigwaitinfo.
     unsafe {
@@ -102,14 +110,30 @@ pub(crate) fn run(ready: Ready) -> ! {
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
+    let (go_rd, go_wr) = match sys::pipe(libc::O_CLOEXEC) {
+        Ok(p) => p,
+        Err(e) => fail(err, EXIT_SETUP_FAILED, &format!("pipe(view ready): {e}")),
+    };
     // SAFETY: the helper is single-threaded; the child execs or _exits.
     let child = unsafe { libc::fork() };
     if child < 0 {
         fail(err, EXIT_SETUP_FAILED, "fork(command) failed");
     }
     if child == 0 {
-        exec_command(&ready);
+        drop(go_wr);
+        exec_command(&ready, &go_rd);
     }
+    drop(go_rd);
+    if let Err(e) = build_view(&ready, go_wr.as_raw_fd()) {
+        // Exiting closes the pipe: the command process sees EOF and exits unrun (and, in a
+        // pid namespace, the kernel kills it anyway when its pid 1 dies).
+        fail(err, EXIT_SETUP_FAILED, &e.to_string());
+    }
+    // The only possible failure is EPIPE (Rust ignores SIGPIPE): the command process already
+    // failed and wrote why on the error pipe; `supervise` reaps it and reports its status.
+    // SAFETY: writing one byte to our pipe.
+    unsafe { libc::write(go_wr.as_raw_fd(), b"1".as_ptr().cast(), 1) };
+    drop(go_wr);
     let tier_a = ready.tier_a;
     drop(ready);
     let status = supervise(child, &set);
@@ -157,7 +181,9 @@ fn kill_rest(tier_a: bool) {
     }
 }
 
-fn setup(ready: &Ready) -> Result<(), SandboxError> {
+/// First steps of pid 1: die with the helper, and wait until the helper has moved us into the
+/// cgroups (before any fork, so that every process of the sandbox is in them).
+fn enter(ready: &Ready) -> Result<(), SandboxError> {
     // SAFETY: prctl/getppid with integer arguments.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
@@ -168,6 +194,26 @@ fn setup(ready: &Ready) -> Result<(), SandboxError> {
         }
     }
     crate::timing::mark("init-start");
+    if let Some(gate) = &ready.cgroup_gate {
+        let mut byte = 0u8;
+        // SAFETY: reading one byte from our pipe.
+        let n = unsafe { libc::read(gate.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+        if n != 1 || byte != b'1' {
+            return Err(SandboxError::io(
+                "cgroup",
+                "wait for cgroup.procs attach by the helper",
+                std::io::Error::from_raw_os_error(libc::EPIPE),
+                "fix cgroup delegation or disable cgroup layers",
+            ));
+        }
+        crate::timing::mark("init-in-cgroup");
+    }
+    Ok(())
+}
+
+/// The filesystem view, loopback and the proxy bridge. `go_fd` is the write end of the
+/// command's start pipe, closed in the bridge so that only pid 1 holds it.
+fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
     if ready.tier_a {
         if ready.policy.filesystem.mode == FsMode::Off {
             mounts::setup_off()?;
@@ -198,27 +244,16 @@ fn setup(ready: &Ready) -> Result<(), SandboxError> {
         }
     }
     crate::timing::mark("init-view-built");
-    if let Some(gate) = &ready.cgroup_gate {
-        let mut byte = 0u8;
-        // SAFETY: reading one byte from our pipe.
-        let n = unsafe { libc::read(gate.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
-        if n != 1 || byte != b'1' {
-            return Err(SandboxError::io(
-                "cgroup",
-                "wait for cgroup.procs attach by the helper",
-                std::io::Error::from_raw_os_error(libc::EPIPE),
-                "fix cgroup delegation or disable cgroup layers",
-            ));
-        }
-        crate::timing::mark("init-in-cgroup");
-    }
     if let Some((path_fd, port, tag_line)) = &ready.proxy {
         let listener = bridge::listen(*port)?;
         // SAFETY: single-threaded; the bridge child never returns.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: closing the error pipe copy in the bridge.
-            unsafe { libc::close(ready.err_fd.as_raw_fd()) };
+            // SAFETY: closing the error pipe's and the start pipe's copies in the bridge.
+            unsafe {
+                libc::close(ready.err_fd.as_raw_fd());
+                libc::close(go_fd);
+            }
             bridge::run(listener, path_fd.as_raw_fd(), tag_line);
         }
         if pid < 0 {
@@ -268,10 +303,19 @@ fn supervise(child: libc::pid_t, set: &libc::sigset_t) -> i32 {
     }
 }
 
-/// The command process: last restrictions, then `execve`. Never returns.
-fn exec_command(ready: &Ready) -> ! {
+/// The command process: the restrictions, then `execve` once the view is complete. Never
+/// returns.
+fn exec_command(ready: &Ready, go: &OwnedFd) -> ! {
     let err = ready.err_fd.as_raw_fd();
-    if let Err(e) = restrict(ready) {
+    if let Err(e) = restrict_early(ready) {
+        fail(err, EXIT_SETUP_FAILED, &e.to_string());
+    }
+    if !wait_for_view(go) {
+        // pid 1 failed (and reports why) or died: run nothing.
+        // SAFETY: exiting the forked child without unwinding.
+        unsafe { libc::_exit(i32::from(EXIT_SETUP_FAILED)) };
+    }
+    if let Err(e) = restrict_in_view(ready) {
         fail(err, EXIT_SETUP_FAILED, &e.to_string());
     }
     let mut argv: Vec<*const libc::c_char> = ready.argv.iter().map(|a| a.as_ptr()).collect();
@@ -309,7 +353,26 @@ fn exec_command(ready: &Ready) -> ! {
     fail(err, code, &format!("cannot execute `{name}`: {e}"))
 }
 
-fn restrict(ready: &Ready) -> Result<(), SandboxError> {
+/// Blocks until pid 1 writes its byte; `false` on EOF (pid 1 failed or died).
+fn wait_for_view(go: &OwnedFd) -> bool {
+    loop {
+        let mut byte = 0u8;
+        // SAFETY: reading one byte from our pipe.
+        let n = unsafe { libc::read(go.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+        if n == 1 {
+            crate::timing::mark("command-view-ready");
+            return byte == b'1';
+        }
+        if n < 0 && sys::errno() == libc::EINTR {
+            continue;
+        }
+        return false;
+    }
+}
+
+/// What does not depend on the view: it runs while pid 1 builds it (session, rlimits,
+/// `no_new_privs`, seccomp — none of them looks up a path).
+fn restrict_early(ready: &Ready) -> Result<(), SandboxError> {
     crate::timing::mark("command-forked");
     // SAFETY: signal mask/disposition reset, setsid, prctl — plain syscalls.
     unsafe {
@@ -329,14 +392,6 @@ fn restrict(ready: &Ready) -> Result<(), SandboxError> {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
     }
     limits::apply(&ready.rlimits)?;
-    std::env::set_current_dir(&ready.cwd).map_err(|e| {
-        SandboxError::io(
-            "mount_ns",
-            format!("chdir {}", ready.cwd.display()),
-            e,
-            "the working directory must exist and be visible in the sandbox",
-        )
-    })?;
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(SandboxError::last_os(
@@ -345,14 +400,28 @@ fn restrict(ready: &Ready) -> Result<(), SandboxError> {
             "report this bug",
         ));
     }
-    crate::timing::mark("command-rlimits-chdir");
+    crate::timing::mark("command-rlimits");
+    seccomp::install(&ready.seccomp)?;
+    crate::timing::mark("command-seccomp");
+    Ok(())
+}
+
+/// What needs the finished view: the working directory and Landlock's path rules; then the
+/// capabilities go (after Landlock, which opens its paths with whatever access they give).
+fn restrict_in_view(ready: &Ready) -> Result<(), SandboxError> {
+    std::env::set_current_dir(&ready.cwd).map_err(|e| {
+        SandboxError::io(
+            "mount_ns",
+            format!("chdir {}", ready.cwd.display()),
+            e,
+            "the working directory must exist and be visible in the sandbox",
+        )
+    })?;
     if let Some(spec) = &ready.landlock {
         landlock::apply(spec)?;
     }
     crate::timing::mark("command-landlock");
     caps::drop_all(ready.strict_caps)?;
     crate::timing::mark("command-caps");
-    seccomp::install(&ready.seccomp)?;
-    crate::timing::mark("command-seccomp");
     Ok(())
 }

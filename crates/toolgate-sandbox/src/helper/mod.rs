@@ -378,7 +378,7 @@ fn supervise(
     drop((err_fd, proxy, cgroup_gate, placeholders));
     let mut cgroups = cgroups;
     if let (Some(cg), Some(gate)) = (cgroups.as_mut(), gate_wr) {
-        // pid 1 builds its view meanwhile and waits for the byte before it forks anything.
+        // pid 1 waits for the byte before it forks anything (so all of it is in the cgroups).
         let e = cg.attach(pid);
         cg.close_procs();
         if e == 0 {
