@@ -83,3 +83,30 @@ fn run_reports_setup_errors_and_usage() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
     assert!(v["layers"].is_object(), "{v}");
 }
+
+/// The command starts with SIGPIPE at its default (the sandbox's own Rust processes ignore
+/// it, and an ignored signal survives `execve`): a pipeline's writer is killed quietly when
+/// the reader goes away, as outside the sandbox.
+#[test]
+fn command_starts_with_default_sigpipe() {
+    require(&[Layer::UserNs, Layer::MountNs, Layer::PidNs]);
+    let f = Fixture::new();
+    let out = run(&f, &[], "grep SigIgn /proc/self/status; yes | head -n 1");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mask = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .unwrap_or_else(|| panic!("no SigIgn line: {out:?}"));
+    assert_eq!(
+        mask & (1 << (libc::SIGPIPE - 1)),
+        0,
+        "SIGPIPE ignored: {out:?}"
+    );
+    assert!(stdout.ends_with("y\n"), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("Broken pipe"),
+        "{out:?}"
+    );
+}

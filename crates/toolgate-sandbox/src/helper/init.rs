@@ -104,10 +104,12 @@ pub(crate) fn run(ready: Ready) -> ! {
     // pending until `supervise` takes it.
     let set = signal_set(&[libc::SIGCHLD]);
     // SAFETY: installing a no-op handler and blocking; all signals are taken by sigwaitinfo.
+    // SIGPIPE ignored: a failed write to the start pipe must be an EPIPE, not our death.
     unsafe {
         for &s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
             libc::signal(s, ignore_signal as *const () as libc::sighandler_t);
         }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
     let (go_rd, go_wr) = match sys::pipe(libc::O_CLOEXEC) {
@@ -129,7 +131,7 @@ pub(crate) fn run(ready: Ready) -> ! {
         // pid namespace, the kernel kills it anyway when its pid 1 dies).
         fail(err, EXIT_SETUP_FAILED, &e.to_string());
     }
-    // The only possible failure is EPIPE (Rust ignores SIGPIPE): the command process already
+    // The only possible failure is EPIPE (SIGPIPE is ignored): the command process already
     // failed and wrote why on the error pipe; `supervise` reaps it and reports its status.
     // SAFETY: writing one byte to our pipe.
     unsafe { libc::write(go_wr.as_raw_fd(), b"1".as_ptr().cast(), 1) };
@@ -375,8 +377,12 @@ fn wait_for_view(go: &OwnedFd) -> bool {
 fn restrict_early(ready: &Ready) -> Result<(), SandboxError> {
     crate::timing::mark("command-forked");
     // SAFETY: signal mask/disposition reset, setsid, prctl — plain syscalls.
+    // SIGPIPE too: an ignored signal stays ignored across `execve`, and Rust's runtime (ours,
+    // and pid 1's above) ignores it — the command would see EPIPE where a shell pipeline
+    // expects to be killed (`yes | head -1` complaining "Broken pipe"). `std::process::Command`
+    // resets it for the same reason.
     unsafe {
-        for &s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
+        for &s in FORWARDED.iter().chain(&[libc::SIGCHLD, libc::SIGPIPE]) {
             libc::signal(s, libc::SIG_DFL);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
