@@ -3,8 +3,10 @@
 
 Drives each server with raw newline-delimited JSON-RPC (no SDK: its overhead would
 dominate): initialize, then N sequential `tools/call`s of a small Read, then the same with
-16 requests in flight. Reports calls/s, p50/p99 latency, start-up time (spawn → initialize
-response) and peak RSS (VmHWM of the server and its children), rounds interleaved.
+16 requests in flight. Reports calls/s, p50/p99 latency, the server's CPU time per call
+(user+system of its process, so independent of this client's own speed), start-up time
+(spawn → initialize response) and peak RSS (VmHWM of the server and its children), rounds
+interleaved.
 toolgate is also measured over Streamable HTTP (server-filesystem speaks stdio only).
 
 Usage: python3 bench/mcp_serve.py [--toolgate target/release/toolgate] [--node node]
@@ -60,6 +62,12 @@ def tree_hwm_kib(pid: int) -> int:
         except OSError:
             pass
     return total
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_or_kill(proc: subprocess.Popen) -> None:
@@ -280,10 +288,11 @@ def main() -> int:
             s = Stdio(argv, ws)
             # Warm up (JIT, page cache, first-call setup) before measuring.
             stdio_phase(s, tool, args, expect, 50, 1)
-            secs, lat = stdio_phase(s, tool, args, expect, a.calls, 1)
-            record(name + " stdio", "seq", (a.calls / secs, pct(lat, 50), pct(lat, 99)))
-            secs, lat = stdio_phase(s, tool, args, expect, a.calls, IN_FLIGHT)
-            record(name + " stdio", "conc", (a.calls / secs, pct(lat, 50), pct(lat, 99)))
+            for key, in_flight in (("seq", 1), ("conc", IN_FLIGHT)):
+                cpu0 = cpu_seconds(s.proc.pid)
+                secs, lat = stdio_phase(s, tool, args, expect, a.calls, in_flight)
+                cpu_us = (cpu_seconds(s.proc.pid) - cpu0) / a.calls * 1e6
+                record(name + " stdio", key, (a.calls / secs, pct(lat, 50), pct(lat, 99), cpu_us))
             record(name + " stdio", "startup", s.startup)
             record(name + " stdio", "rss", s.close())
         if not a.no_http:
@@ -291,10 +300,11 @@ def main() -> int:
             port = free_port()
             h = Http([*argv, "--http", f"127.0.0.1:{port}"], ws, port)
             h.phase(tool, args, expect, 50, 1)
-            secs, lat = h.phase(tool, args, expect, a.calls, 1)
-            record("toolgate http", "seq", (a.calls / secs, pct(lat, 50), pct(lat, 99)))
-            secs, lat = h.phase(tool, args, expect, a.calls, IN_FLIGHT)
-            record("toolgate http", "conc", (a.calls / secs, pct(lat, 50), pct(lat, 99)))
+            for key, in_flight in (("seq", 1), ("conc", IN_FLIGHT)):
+                cpu0 = cpu_seconds(h.proc.pid)
+                secs, lat = h.phase(tool, args, expect, a.calls, in_flight)
+                cpu_us = (cpu_seconds(h.proc.pid) - cpu0) / a.calls * 1e6
+                record("toolgate http", key, (a.calls / secs, pct(lat, 50), pct(lat, 99), cpu_us))
             record("toolgate http", "startup", h.startup)
             record("toolgate http", "rss", h.close())
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
@@ -305,19 +315,25 @@ def main() -> int:
 
     print(f"{a.calls} calls per phase, {a.rounds} rounds interleaved, medians of the rounds; "
           f"small Read = {small.stat().st_size} bytes; audit log {'off' if a.no_audit else 'on'}")
-    print(f"{'server':28} {'seq calls/s':>11} {'p50 ms':>7} {'p99 ms':>7} | {'16-way calls/s':>14} "
-          f"{'p50 ms':>7} {'p99 ms':>7} | {'startup ms':>10} {'peak RSS MiB':>12}")
+    print(f"{'server':28} {'seq calls/s':>11} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs':>7} | "
+          f"{'16-way calls/s':>14} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs':>7} | {'startup ms':>10} "
+          f"{'peak RSS MiB':>12}")
     for name in rows:
         print(f"{name:28} {med(name, 'seq', 0):11.0f} {med(name, 'seq', 1) * 1e3:7.3f} "
-              f"{med(name, 'seq', 2) * 1e3:7.3f} | {med(name, 'conc', 0):14.0f} {med(name, 'conc', 1) * 1e3:7.3f} "
-              f"{med(name, 'conc', 2) * 1e3:7.3f} | {med(name, 'startup') * 1e3:10.1f} "
-              f"{med(name, 'rss') / 1024:12.1f}")
+              f"{med(name, 'seq', 2) * 1e3:7.3f} {med(name, 'seq', 3):7.0f} | "
+              f"{med(name, 'conc', 0):14.0f} {med(name, 'conc', 1) * 1e3:7.3f} "
+              f"{med(name, 'conc', 2) * 1e3:7.3f} {med(name, 'conc', 3):7.0f} | "
+              f"{med(name, 'startup') * 1e3:10.1f} {med(name, 'rss') / 1024:12.1f}")
+    print("(CPU µs: the server process's user+system CPU time per call, all threads — independent "
+          "of how fast this Python client is)")
     tg, fs = "toolgate stdio", "server-filesystem stdio"
     print("\ntoolgate stdio vs server-filesystem (target: >= 5x throughput, <= 0.25x memory):")
     print(f"  sequential throughput {med(tg, 'seq', 0) / med(fs, 'seq', 0):.2f}x, "
           f"16-way throughput {med(tg, 'conc', 0) / med(fs, 'conc', 0):.2f}x, "
           f"startup {med(tg, 'startup') / med(fs, 'startup'):.2f}x, "
           f"peak RSS {med(tg, 'rss') / med(fs, 'rss'):.2f}x")
+    print(f"  server CPU per call: sequential {med(tg, 'seq', 3) / med(fs, 'seq', 3):.2f}x, "
+          f"16-way {med(tg, 'conc', 3) / med(fs, 'conc', 3):.2f}x")
     shutil.rmtree(ws, ignore_errors=True)
     return 0
 
