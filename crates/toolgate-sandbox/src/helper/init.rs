@@ -3,11 +3,11 @@
 //! pid 1 waits until the helper has moved it into the cgroups, forks the command process
 //! (which inherits them), then builds the filesystem view, brings loopback up and starts the
 //! proxy bridge while the command process applies the restrictions that do not depend on the
-//! view (session, rlimits, `no_new_privs`, seccomp). The command process waits
-//! on a pipe until pid 1 says the view is complete, and only then changes directory, applies
-//! Landlock (whose rules name paths of the view), drops its capabilities and execs. On a machine with two cores the
-//! two halves of the set-up overlap; on a failure pid 1 exits, which closes the pipe, and the
-//! command process exits without running anything.
+//! view (signal dispositions, session, rlimits, `no_new_privs`, seccomp). The command process
+//! waits on a pipe until pid 1 says the view is complete, and only then changes directory,
+//! applies Landlock (whose rules name paths of the view), drops its capabilities and execs.
+//! On a machine with two cores the two halves of the set-up overlap; on a failure pid 1
+//! exits, which closes the pipe, and the command process exits without running anything.
 //!
 //! pid 1 then forwards signals to the command's process group, reaps every orphan, and when
 //! the command exits kills whatever is left and exits with the command's status (128+signal
