@@ -8,7 +8,9 @@ Usage: bench/sandbox.py [--toolgate PATH] [--rounds N] [--phases N]
 PATH defaults to target/release/toolgate (build with `cargo build --release -p toolgate -p
 toolgate-sandbox`, so that target/release/toolgate-sandbox-helper exists next to it; its
 `run` subcommand is `toolgate sandbox run` in the small binary, and the layer variants use it).
-Prints median / p10 / p90 in ms and the delta of each median over plain sh, then a
+Prints median / p10 / p90 in ms, the delta of each median over plain sh, and each row's
+paired difference to bubblewrap (median over rounds of its run minus bubblewrap's run in the
+same round — robust to the VM's drift — with a bootstrap 95% interval), then a
 per-phase breakdown of one configuration taken from the sandbox's own timing marks
 (TOOLGATE_SANDBOX_TIMING=1: every process of the run writes CLOCK_MONOTONIC marks to stderr).
 """
@@ -45,6 +47,13 @@ def phases(argv, runs):
         for (a, ta), (b, tb) in zip(marks, marks[1:]):
             steps.setdefault(f"{a} -> {b}", []).append((tb - ta) / 1e6)
     return steps
+
+def paired_delta(xs, ys, resamples=1000):
+    """Median of per-round differences xs[i] - ys[i], with a bootstrap 95% interval."""
+    diffs = [x - y for x, y in zip(xs, ys)]
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(diffs, k=len(diffs))) for _ in range(resamples))
+    return statistics.median(diffs), meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
 
 def main():
     ap = argparse.ArgumentParser()
@@ -99,12 +108,21 @@ def main():
             if i >= a.warmup:
                 samples[name].append(dt)
     base = statistics.median(samples["plain sh -c true"])
-    print(f"{'configuration':<78} {'median':>8} {'p10':>7} {'p90':>7} {'Δ plain':>8}")
+    bw_name = next((k for k in samples if k.startswith("bwrap")), None)
+    print(f"{'configuration':<78} {'median':>8} {'p10':>7} {'p90':>7} {'Δ plain':>8}"
+          + (f" {'Δ bwrap, paired [95% CI]':>26}" if bw_name else ""))
     for name, s in samples.items():
-        s.sort()
-        med = statistics.median(s)
-        p10, p90 = s[len(s) // 10], s[(len(s) * 9) // 10]
-        print(f"{name:<78} {med:8.2f} {p10:7.2f} {p90:7.2f} {med - base:+8.2f}")
+        srt = sorted(s)
+        med = statistics.median(srt)
+        p10, p90 = srt[len(srt) // 10], srt[(len(srt) * 9) // 10]
+        line = f"{name:<78} {med:8.2f} {p10:7.2f} {p90:7.2f} {med - base:+8.2f}"
+        if bw_name and name != bw_name:
+            d, lo, hi = paired_delta(s, samples[bw_name])
+            line += f" {d:+8.2f} [{lo:+.2f}, {hi:+.2f}]"
+        print(line)
+    if bw_name:
+        print("(Δ bwrap, paired: median over rounds of this row's run minus bubblewrap's run of the "
+              "same round, so drift of the VM cancels; bootstrap 95% CI)")
     print(f"\nper-phase medians of `toolgate sandbox run -- sh -c true` (all layers, network none), "
           f"{a.phases} runs, ms:")
     for step, s in phases(tg + ["--"] + cmd, a.phases).items():
