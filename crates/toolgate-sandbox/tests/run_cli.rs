@@ -110,3 +110,26 @@ fn command_starts_with_default_sigpipe() {
         "{out:?}"
     );
 }
+
+/// `/dev/shm` is a private tmpfs of its own, sized like the private `/tmp` (1 GiB by default):
+/// it used to share `/dev`'s 64 KiB tmpfs, where POSIX shared memory of any real size failed.
+#[test]
+fn dev_shm_is_private_and_holds_megabytes() {
+    require(&[Layer::UserNs, Layer::MountNs, Layer::PidNs]);
+    let f = Fixture::new();
+    let name = format!("toolgate-shm-test-{}", std::process::id());
+    let script = format!(
+        "dd if=/dev/zero of=/dev/shm/{name} bs=1M count=8 2>/dev/null && wc -c < /dev/shm/{name}"
+    );
+    let out = run(&f, &[], &script);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "8388608",
+        "{out:?}"
+    );
+    assert!(
+        !std::path::Path::new("/dev/shm").join(&name).exists(),
+        "the sandbox's /dev/shm is the host's"
+    );
+}

@@ -347,7 +347,7 @@ pub(crate) fn setup(
             }
         }
     }
-    setup_dev(new)?;
+    setup_dev(new, policy.limits.tmp_size_bytes)?;
 
     let mut writable: Vec<&PathBuf> = if fs.mode == FsMode::WorkspaceWrite {
         fs.writable_roots.iter().collect()
@@ -424,7 +424,10 @@ pub(crate) fn setup(
     Ok(created)
 }
 
-fn setup_dev(new: &Path) -> Result<(), SandboxError> {
+/// A minimal `/dev` on a small tmpfs. `/dev/shm` gets a tmpfs of its own, as large as the
+/// private `/tmp` (`shm_size`): POSIX shared memory (Chromium, PyTorch workers, `sem_open`)
+/// needs megabytes, and its pages are charged to the command's memory cgroup like any other.
+fn setup_dev(new: &Path, shm_size: u64) -> Result<(), SandboxError> {
     let dev = new.join("dev");
     tmpfs(&dev, "mode=0755,size=64k")?;
     for node in DEV_NODES {
@@ -451,7 +454,7 @@ fn setup_dev(new: &Path) -> Result<(), SandboxError> {
         .mode(0o1777)
         .create(&shm)
         .map_err(io_err("mkdir /dev/shm".to_owned()))?;
-    let _ = std::fs::set_permissions(&shm, std::os::unix::fs::PermissionsExt::from_mode(0o1777));
+    tmpfs(&shm, &format!("mode=1777,size={shm_size}"))?;
     let pts = dev.join("pts");
     mkdir_p(&pts)?;
     // Best effort: a private devpts for tools that allocate a pty.
