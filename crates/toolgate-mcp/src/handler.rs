@@ -71,13 +71,21 @@ pub struct GateServer {
 impl GateServer {
     /// A server for one connection, taking its session from `source` on first use.
     pub fn new(source: Arc<dyn SessionSource>) -> Self {
+        Self::with_parts(source, None, Approvals::shared())
+    }
+
+    fn with_parts(
+        source: Arc<dyn SessionSource>,
+        stateless: Option<Slot>,
+        approvals: Option<Arc<Approvals>>,
+    ) -> Self {
         Self {
             source,
             slot: Slot::Connection(Arc::default()),
             initialized: Arc::default(),
-            stateless: None,
+            stateless,
             closed: CancellationToken::new(),
-            approvals: Approvals::new().ok().map(Arc::new),
+            approvals,
         }
     }
 
@@ -90,16 +98,13 @@ impl GateServer {
     /// A server for one HTTP request or session. Requests that never `initialize` (the
     /// sessionless 2026-07-28 protocol) share the sessions in `shared`, one per client name.
     pub(crate) fn for_http(source: Arc<dyn SessionSource>, shared: &SharedSessions) -> Self {
-        Self {
+        // One key for the whole server: a retry is a new HTTP request, often a new handler,
+        // and must open the state the first request sealed.
+        Self::with_parts(
             source,
-            slot: Slot::Connection(Arc::default()),
-            initialized: Arc::default(),
-            stateless: Some(Slot::ByClient(Arc::clone(&shared.by_name))),
-            closed: CancellationToken::new(),
-            // One key for the whole server: a retry is a new HTTP request, often a new
-            // handler, and must open the state the first request sealed.
-            approvals: shared.approvals.clone(),
-        }
+            Some(Slot::ByClient(Arc::clone(&shared.by_name))),
+            shared.approvals.clone(),
+        )
     }
 
     /// The session for a request: the connection's, opened on first use with the client's
@@ -184,7 +189,7 @@ impl SharedSessions {
     pub(crate) fn new() -> Self {
         Self {
             by_name: ByName::default(),
-            approvals: Approvals::new().ok().map(Arc::new),
+            approvals: Approvals::shared(),
         }
     }
 }

@@ -22,7 +22,7 @@
 //! nothing runs; the client starts over with a fresh call.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::ErrorData as McpError;
@@ -183,6 +183,12 @@ impl Approvals {
             codec,
             redeemed: Mutex::default(),
         })
+    }
+
+    /// A keeper to share between handlers, or `None` (logged) when no key could be made:
+    /// such a server gives 2026-07-28 clients the configured prompter.
+    pub(crate) fn shared() -> Option<Arc<Self>> {
+        Self::new().ok().map(Arc::new)
     }
 
     /// A sealed state for the question `question` (a [`digest`]) about the call `binding`,
