@@ -5,7 +5,6 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
 
 /// `struct mount_attr` for `mount_setattr(2)` (not in libc).
 #[repr(C)]
@@ -34,17 +33,6 @@ pub(crate) fn errno() -> i32 {
 
 fn rc(ret: libc::c_long) -> i32 {
     if ret < 0 { errno() } else { 0 }
-}
-
-/// `pipe2(flags)`: the (read, write) ends.
-pub(crate) fn pipe(flags: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds is a valid 2-element array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), flags) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: two fresh descriptors that nothing else owns.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Whether the calling process has exactly one thread (`fork` from a multi-threaded

@@ -112,7 +112,7 @@ pub(crate) fn run(ready: Ready) -> ! {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
-    let (go_rd, go_wr) = match sys::pipe(libc::O_CLOEXEC) {
+    let (go_rd, go_wr) = match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
         Ok(p) => p,
         Err(e) => fail(err, EXIT_SETUP_FAILED, &format!("pipe(view ready): {e}")),
     };

@@ -19,6 +19,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use rustix::pipe::PipeFlags;
+
 use crate::cgroup::CommandCgroups;
 use crate::error::SandboxError;
 use crate::plan::{HELPER_ARG, HelperSpec};
@@ -245,9 +247,10 @@ fn supervise(
         _ => None,
     };
     let pipe = |flags| {
-        sys::pipe(flags).map_err(|e| SandboxError::io("helper", "pipe2", e, "raise RLIMIT_NOFILE"))
+        rustix::pipe::pipe_with(flags)
+            .map_err(|e| SandboxError::io("helper", "pipe2", e.into(), "raise RLIMIT_NOFILE"))
     };
-    let (err_rd, err_wr) = pipe(libc::O_CLOEXEC)?;
+    let (err_rd, err_wr) = pipe(PipeFlags::CLOEXEC)?;
     // Placeholders for missing protected paths: hold the shared run lock while they may be
     // mounted, and learn from pid 1 which ones it created (see crate::placeholders).
     let wants_placeholders = tier_a
@@ -259,11 +262,13 @@ fn supervise(
         None
     };
     let (ph_rd, ph_wr) = match run_lock {
-        Some(_) => pipe(libc::O_CLOEXEC | libc::O_NONBLOCK).map(|(r, w)| (Some(r), Some(w)))?,
+        Some(_) => {
+            pipe(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).map(|(r, w)| (Some(r), Some(w)))?
+        }
         None => (None, None),
     };
     let (gate_rd, gate_wr) = match cgroups {
-        Some(_) => pipe(libc::O_CLOEXEC).map(|(r, w)| (Some(r), Some(w)))?,
+        Some(_) => pipe(PipeFlags::CLOEXEC).map(|(r, w)| (Some(r), Some(w)))?,
         None => (None, None),
     };
 
