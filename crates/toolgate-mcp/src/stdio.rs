@@ -79,17 +79,19 @@ fn stdin_pipe() -> Option<tokio::net::unix::pipe::Receiver> {
 /// the same pipe: the pipe is put in non-blocking mode, which would then also apply to log
 /// writes that expect to block.
 fn stdout_pipe() -> Option<tokio::net::unix::pipe::Sender> {
-    use std::os::unix::fs::MetadataExt;
-    let out = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    let err = std::io::stderr().as_fd().try_clone_to_owned().ok()?;
-    let (out_meta, err_meta) = (
-        std::fs::File::from(out.try_clone().ok()?).metadata().ok()?,
-        std::fs::File::from(err).metadata().ok(),
-    );
-    if err_meta.is_some_and(|e| e.dev() == out_meta.dev() && e.ino() == out_meta.ino()) {
+    let out = std::io::stdout();
+    if same_file(out.as_fd(), std::io::stderr().as_fd()) {
         return None;
     }
-    tokio::net::unix::pipe::Sender::from_owned_fd(out).ok()
+    tokio::net::unix::pipe::Sender::from_owned_fd(out.as_fd().try_clone_to_owned().ok()?).ok()
+}
+
+/// Whether two descriptors refer to the same file (device and inode).
+fn same_file(a: std::os::fd::BorrowedFd<'_>, b: std::os::fd::BorrowedFd<'_>) -> bool {
+    match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
+        (Ok(x), Ok(y)) => x.st_dev == y.st_dev && x.st_ino == y.st_ino,
+        _ => false,
+    }
 }
 
 /// Serves one MCP connection over any byte stream pair (a pipe, a socket, a test duplex).
