@@ -87,7 +87,11 @@ impl Plan {
             warnings.push("no filesystem isolation at all (no namespaces, no Landlock)".to_owned());
         }
         if !want(Layer::Seccomp, &mut applied, &mut missing) {
-            warnings.push("no seccomp: dangerous syscalls are not filtered".to_owned());
+            warnings.push(
+                "no seccomp: dangerous syscalls are not filtered and the host's unix sockets \
+                 (Docker, D-Bus, agents) can be connected to"
+                    .to_owned(),
+            );
         }
         if !want(Layer::CloseRange, &mut applied, &mut missing) {
             warnings
@@ -195,9 +199,12 @@ impl HelperSpec {
     ) -> Result<HelperSpec, SandboxError> {
         validate(policy, cwd)?;
         let plan = Plan::new(policy, probe)?;
-        let deny_inet = policy.network.mode != NetworkMode::Full && !plan.applies(Layer::NetNs);
+        let sockets = seccomp::SocketDenial {
+            inet: policy.network.mode != NetworkMode::Full && !plan.applies(Layer::NetNs),
+            unix: !policy.network.allow_all_unix_sockets,
+        };
         let seccomp = if plan.applies(Layer::Seccomp) {
-            seccomp::programs(deny_inet)?
+            seccomp::programs(sockets)?
         } else {
             Vec::new()
         };

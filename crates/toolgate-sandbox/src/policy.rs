@@ -197,6 +197,12 @@ pub struct NetworkPolicy {
     /// request came from. Sent as is when it is printable ASCII without spaces; other bytes
     /// are percent-encoded.
     pub proxy_tag: Option<String>,
+    /// `sandbox.network.allowAllUnixSockets`: let the command create unix sockets. Off by
+    /// default, because a socket file of the host stays connectable through the read-only
+    /// view, and daemons behind such files (Docker, the user's systemd and D-Bus, ssh and
+    /// gpg agents) act outside the sandbox on the caller's behalf. When off, `socket(2)`
+    /// with `AF_UNIX` fails with `EPERM`; `socketpair(2)` still works.
+    pub allow_all_unix_sockets: bool,
 }
 
 impl Default for NetworkPolicy {
@@ -208,6 +214,7 @@ impl Default for NetworkPolicy {
             proxy_socket: None,
             proxy_port: DEFAULT_PROXY_PORT,
             proxy_tag: None,
+            allow_all_unix_sockets: false,
         }
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! Settings keys (CC): `enabled`, `failIfUnavailable`, `excludedCommands`,
 //! `filesystem.{allowWrite, denyWrite, denyRead, allowRead, disabled}`,
-//! `network.{allowedDomains, deniedDomains, httpProxyPort}`. toolgate extensions:
+//! `network.{allowedDomains, deniedDomains, httpProxyPort, allowAllUnixSockets}` (and
+//! `network.allowUnixSockets`, type-checked but not enforceable per path on Linux: the
+//! listed sockets stay refused unless `allowAllUnixSockets`). toolgate extensions:
 //! `filesystem.mode` (`off` / `workspace-write` / `read-only`), `network.mode`
 //! (`none` / `allowlist` / `full`), `limits.{wallTimeSec, cpuTimeSec, memoryMb, processes,
 //! fileSizeMb, openFiles, tmpSizeMb}`, `disableLayers`. Other CC keys are accepted and ignored.
@@ -211,6 +213,16 @@ impl SandboxPolicy {
             policy.network.mode = serde_json::from_value(mode.clone())
                 .map_err(|_| bad("sandbox.network.mode", "expected none, allowlist or full"))?;
         }
+        policy.network.allow_all_unix_sockets = get_bool(
+            net,
+            "allowAllUnixSockets",
+            "sandbox.network.allowAllUnixSockets",
+        )?
+        .unwrap_or(false);
+        // Per-socket exceptions cannot be enforced on Linux (seccomp does not see the path
+        // of a `connect`; Landlock can from ABI 9 only): the listed sockets stay refused,
+        // as in Claude Code on Linux. The key is still checked for its type.
+        get_strings(net, "allowUnixSockets", "sandbox.network.allowUnixSockets")?;
         if let Some(port) = get_u64(net, "httpProxyPort", "sandbox.network.httpProxyPort")? {
             policy.network.proxy_port = u16::try_from(port)
                 .map_err(|_| bad("sandbox.network.httpProxyPort", "expected a port number"))?;
@@ -356,6 +368,31 @@ mod tests {
         );
         let err = SandboxPolicy::from_settings(&json!({"network": {"mode": "some"}}), &ctx());
         assert!(err.is_err());
+        let err = SandboxPolicy::from_settings(
+            &json!({"network": {"allowUnixSockets": "/var/run/docker.sock"}}),
+            &ctx(),
+        );
+        assert!(
+            matches!(err, Err(SandboxError::InvalidSettings { ref key, .. }) if key == "sandbox.network.allowUnixSockets")
+        );
+    }
+
+    /// Unix sockets are refused unless `allowAllUnixSockets`; a per-path list cannot lift
+    /// the block on Linux, so it leaves it in place.
+    #[test]
+    fn unix_sockets_are_refused_unless_all_are_allowed() {
+        let build = |net: serde_json::Value| {
+            SandboxPolicy::from_settings(&json!({ "network": net }), &ctx())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        assert!(!build(json!({})).network.allow_all_unix_sockets);
+        let listed = build(json!({"allowUnixSockets": ["/var/run/docker.sock"]}));
+        assert!(!listed.network.allow_all_unix_sockets);
+        assert!(
+            build(json!({"allowAllUnixSockets": true}))
+                .network
+                .allow_all_unix_sockets
+        );
     }
 
     #[test]

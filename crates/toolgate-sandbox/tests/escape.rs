@@ -433,6 +433,45 @@ fn network_none_blocks_host_loopback_and_internet_but_keeps_local_loopback() {
     );
 }
 
+/// A socket file of the host (Docker's, the user's systemd or D-Bus, an ssh agent) is not
+/// protected by the read-only view: `connect` needs no write access to the mount. It must
+/// still be unreachable, in every network mode; `allowAllUnixSockets` opts out (and proves
+/// the fixture can be reached, so the contained case is not a broken fixture).
+#[test]
+fn host_unix_sockets_are_unreachable() {
+    tier_a();
+    let f = Fixture::new();
+    let path = f.outside.join("daemon.sock");
+    let server = std::os::unix::net::UnixListener::bind(&path).unwrap_or_else(|e| panic!("{e}"));
+    // Answers every connection that gets through; blocked in accept when the test ends.
+    std::thread::spawn(move || {
+        for mut conn in server.incoming().flatten() {
+            let _ = conn.write_all(b"HOST-DAEMON");
+        }
+    });
+    let sock = path.to_string_lossy().into_owned();
+    for mode in [NetworkMode::None, NetworkMode::Full] {
+        let mut p = f.policy();
+        p.network.mode = mode;
+        assert_contained(&f.run(&p, &[&tool_s(), "unix-connect", &sock]));
+        let out = f.run(&p, &[&tool_s(), "socketpair"]);
+        assert!(
+            out.status.success(),
+            "socketpair must keep working: {}",
+            text(&out)
+        );
+    }
+    let mut p = f.policy();
+    p.network.allow_all_unix_sockets = true;
+    let out = f.run(&p, &[&tool_s(), "unix-connect", &sock]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ESCAPED unix-connect")
+            && String::from_utf8_lossy(&out.stdout).contains("HOST-DAEMON"),
+        "allowAllUnixSockets must let the command connect: {}",
+        text(&out)
+    );
+}
+
 #[test]
 fn dns_exfiltration_has_no_route() {
     tier_a();

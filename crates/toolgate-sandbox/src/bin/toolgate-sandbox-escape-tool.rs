@@ -150,6 +150,29 @@ fn main() {
                 Err(e) => result(cmd, false, format!("{addr}: {e}")),
             }
         }
+        // Connect to a unix socket file of the host and read what its server says.
+        "unix-connect" => {
+            let path = arg(&args, 2);
+            match std::os::unix::net::UnixStream::connect(path) {
+                Ok(mut s) => {
+                    let mut buf = String::new();
+                    let _ = std::io::Read::read_to_string(&mut s, &mut buf);
+                    result(cmd, true, format!("{path}: {}", buf.trim()))
+                }
+                Err(e) => result(cmd, false, format!("{path}: {e}")),
+            }
+        }
+        // Anonymous connected pairs stay allowed: desired outcome, prints WORKS.
+        "socketpair" => {
+            let (mut a, mut b) =
+                std::os::unix::net::UnixStream::pair().unwrap_or_else(|e| result(cmd, false, e));
+            let _ = a.write_all(b"pair");
+            drop(a);
+            let mut buf = String::new();
+            let _ = std::io::Read::read_to_string(&mut b, &mut buf);
+            println!("WORKS socketpair: {buf}");
+            std::process::exit(if buf == "pair" { 0 } else { 4 });
+        }
         // UDP connect sends no packet; it only asks the kernel for a route.
         "udp-route" => {
             let addr = arg(&args, 2);

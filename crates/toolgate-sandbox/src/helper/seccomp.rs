@@ -81,6 +81,23 @@ const DENIED_FAMILIES: &[i32] = &[libc::AF_VSOCK];
 /// Socket families additionally denied when network isolation must come from seccomp.
 const INET_FAMILIES: &[i32] = &[libc::AF_INET, libc::AF_INET6, libc::AF_PACKET];
 
+/// Unix sockets, denied unless `allowAllUnixSockets`: the read-only view does not stop
+/// `connect(2)` to a socket file of the host (a read-only mount refuses writes to files,
+/// directories and links, not to sockets), and behind those files are daemons that run
+/// commands outside any sandbox — the Docker socket, the user's systemd and D-Bus, agents
+/// holding keys. The path of a `connect` is out of seccomp's sight, so it is `socket(2)`
+/// that is refused; `socketpair(2)` (anonymous, connected pairs) stays allowed.
+const UNIX_FAMILIES: &[i32] = &[libc::AF_UNIX];
+
+/// Which socket families the filter refuses beyond [`DENIED_FAMILIES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SocketDenial {
+    /// `AF_INET`, `AF_INET6`, `AF_PACKET` (no network namespace to isolate them).
+    pub inet: bool,
+    /// `AF_UNIX` via `socket(2)`.
+    pub unix: bool,
+}
+
 fn arch() -> Result<TargetArch, SandboxError> {
     TargetArch::try_from(std::env::consts::ARCH).map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
@@ -98,7 +115,7 @@ fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
     SeccompRule::new(conds).map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
-fn deny_program(deny_inet: bool) -> Result<BpfProgram, SandboxError> {
+fn deny_program(sockets: SocketDenial) -> Result<BpfProgram, SandboxError> {
     use SeccompCmpArgLen::{Dword, Qword};
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for (nr, _) in DENIED {
@@ -128,7 +145,8 @@ fn deny_program(deny_inet: bool) -> Result<BpfProgram, SandboxError> {
     let mut socket_rules = Vec::new();
     let families = DENIED_FAMILIES
         .iter()
-        .chain(if deny_inet { INET_FAMILIES } else { &[] });
+        .chain(if sockets.inet { INET_FAMILIES } else { &[] })
+        .chain(if sockets.unix { UNIX_FAMILIES } else { &[] });
     for fam in families {
         socket_rules.push(rule(vec![cond(0, Dword, SeccompCmpOp::Eq, *fam as u64)?])?);
     }
@@ -199,15 +217,15 @@ pub(crate) fn unpack(packed: &[u64]) -> Vec<libc::sock_filter> {
         .collect()
 }
 
-/// The packed programs for one network variant (cached per process).
-pub(crate) fn programs(deny_inet: bool) -> Result<Vec<Vec<u64>>, SandboxError> {
-    static CACHE: [OnceLock<Vec<Vec<u64>>>; 2] = [OnceLock::new(), OnceLock::new()];
-    let slot = &CACHE[usize::from(deny_inet)];
+/// The packed programs for one socket variant (cached per process).
+pub(crate) fn programs(sockets: SocketDenial) -> Result<Vec<Vec<u64>>, SandboxError> {
+    static CACHE: [OnceLock<Vec<Vec<u64>>>; 4] = [const { OnceLock::new() }; 4];
+    let slot = &CACHE[usize::from(sockets.inet) | usize::from(sockets.unix) << 1];
     if let Some(p) = slot.get() {
         return Ok(p.clone());
     }
     let mut program = prefix();
-    program.extend(pack(&deny_program(deny_inet)?));
+    program.extend(pack(&deny_program(sockets)?));
     if program.len() > usize::from(u16::MAX) {
         return Err(SandboxError::Seccomp("filter too long".to_owned()));
     }
@@ -247,8 +265,8 @@ mod tests {
 
     #[test]
     fn programs_compile_and_roundtrip() {
-        for deny_inet in [false, true] {
-            let progs = programs(deny_inet).unwrap_or_default();
+        for (inet, unix) in [(false, false), (true, false), (false, true), (true, true)] {
+            let progs = programs(SocketDenial { inet, unix }).unwrap_or_default();
             assert_eq!(progs.len(), 1, "one merged program");
             let unpacked = unpack(&progs[0]);
             assert_eq!(unpacked.len(), progs[0].len());
