@@ -46,7 +46,7 @@ pub use handler::{GateServer, MAX_SESSIONLESS_CLIENTS, PROGRESS_INTERVAL};
 pub use http::{HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, serve_http};
 pub use mrtr::{APPROVAL_INPUT, APPROVAL_STATE_TTL, StateError};
 pub use source::SessionSource;
-pub use stdio::{MAX_LINE_BYTES, serve_io, serve_stdio};
+pub use stdio::{BUSY, MAX_IN_FLIGHT, MAX_LINE_BYTES, serve_io, serve_stdio};
 
 /// The client name recorded for a client that did not send `clientInfo`.
 pub const UNNAMED_CLIENT: &str = "mcp";

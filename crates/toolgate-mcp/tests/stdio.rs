@@ -271,6 +271,101 @@ async fn garbage_and_unknown_methods_do_not_stop_the_server() {
     assert_eq!(ok["content"][0]["text"], "still here");
 }
 
+fn slow_call(id: i64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "Slow", "arguments": {"text": "x"}}})
+    .to_string()
+}
+
+/// Reads messages until one has `id`, and returns it.
+async fn answer_to(c: &mut Client, id: Value) -> Value {
+    loop {
+        let v = c.recv().await;
+        if v.get("id") == Some(&id) && v.get("method").is_none() {
+            return v;
+        }
+    }
+}
+
+/// A client that sends calls without waiting for answers cannot make the server hold an
+/// unbounded number of them: beyond the limit a request is answered "busy" at once, with
+/// its id; a finished or cancelled request frees its place; an id still in use is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_in_flight_are_bounded() {
+    let mut c = Client::start(Arc::default()).await;
+    c.initialize().await;
+    let max = toolgate_mcp::MAX_IN_FLIGHT as i64;
+    for id in 100..100 + max {
+        c.send(&slow_call(id)).await;
+    }
+    for id in [500, 501, 502] {
+        c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string())
+            .await;
+        let busy = answer_to(&mut c, json!(id)).await;
+        assert_eq!(busy["error"]["code"], toolgate_mcp::BUSY, "{busy}");
+        assert!(
+            busy["error"]["data"]["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains(&max.to_string())),
+            "{busy}"
+        );
+    }
+    c.send(&slow_call(101)).await;
+    let duplicate = answer_to(&mut c, json!(101)).await;
+    assert_eq!(duplicate["error"]["code"], -32600, "{duplicate}");
+    // A cancelled request no longer counts (rmcp sends no answer for it).
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":100}}"#)
+        .await;
+    let pong = c.request(503, "ping", json!({})).await;
+    assert!(pong["result"].is_object(), "{pong}");
+    // Answered requests free their place too: one more at a time keeps working.
+    for id in 504..504 + 2 * max as u64 {
+        let ok = c.call(id, "Echo", json!({"text": "x"})).await;
+        assert_eq!(ok["content"][0]["text"], "x", "call {id}");
+    }
+}
+
+/// Every kind of request that gets an answer frees its place: a leak would turn into
+/// "busy" for every request after the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answered_requests_of_every_kind_free_their_place() {
+    let mut c = Client::start(Arc::default()).await;
+    let max = toolgate_mcp::MAX_IN_FLIGHT as u64;
+    for id in 1..=max + 2 {
+        let early = c.request(id, "tools/list", json!({})).await;
+        assert!(
+            early["error"]["code"].is_i64(),
+            "before initialize: {early}"
+        );
+        assert_ne!(early["error"]["code"], toolgate_mcp::BUSY, "{early}");
+    }
+    c.initialize().await;
+    let mut id = 1000;
+    for _ in 0..max + 2 {
+        for (method, params) in [
+            ("no/such", json!({})),
+            (
+                "tools/call",
+                json!({"name": "Ecko", "arguments": {"text": "x"}}),
+            ),
+            (
+                "tools/call",
+                json!({"name": "Echo", "arguments": {"text": 3}}),
+            ),
+            (
+                "tools/call",
+                json!({"name": "Secret", "arguments": {"text": "x"}}),
+            ),
+            ("tools/list", json!({})),
+            ("ping", json!({})),
+        ] {
+            id += 1;
+            let v = c.request(id, method, params).await;
+            assert_ne!(v["error"]["code"], toolgate_mcp::BUSY, "{method}: {v}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversize_lines_get_an_error_and_the_connection_goes_on() {
     let mut c = Client::start(Arc::default()).await;
