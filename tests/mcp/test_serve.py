@@ -655,6 +655,34 @@ async def http_cancel_long_bash():
 
 
 @test
+async def http_session_limit_refuses_more_and_frees_on_delete():
+    ws = workspace()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    hdrs = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-06-18"}
+    with HttpServer(ws, "--max-sessions", "2") as srv, httpx2.Client(timeout=10) as h:
+        def initialize():
+            return h.post(srv.url, json=body, headers=hdrs)
+        first, second = initialize(), initialize()
+        assert first.status_code == 200 and second.status_code == 200, (first.text, second.text)
+        third = initialize()
+        assert third.status_code >= 500 and "2 MCP sessions are open" in third.text, \
+            (third.status_code, third.text)
+        # The sessions that exist carry on.
+        sid = first.headers["mcp-session-id"]
+        ping = h.post(srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                      headers={**hdrs, "Mcp-Session-Id": second.headers["mcp-session-id"]})
+        assert ping.status_code == 200, ping.text
+        # Ending one frees its place.
+        assert h.delete(srv.url, headers={**hdrs, "Mcp-Session-Id": sid}).status_code in (200, 202, 204)
+        deadline = time.monotonic() + 5
+        while (fourth := initialize()).status_code != 200 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert fourth.status_code == 200, fourth.text
+
+
+@test
 async def http_token_host_and_origin():
     ws = workspace()
     with HttpServer(ws, env={"TOOLGATE_MCP_TOKEN": "s3cret"}) as srv:

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ServeError;
 use crate::handler::{GateServer, SharedSessions};
+use crate::sessions::{BoundedSessions, MAX_HTTP_SESSIONS};
 use crate::source::SessionSource;
 
 /// The path the MCP endpoint is served on.
@@ -57,6 +58,9 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins to accept (`https://app.example:443`, `http://x:*`).
     pub allowed_origins: Vec<String>,
+    /// Live sessions kept at most; beyond it `initialize` is refused
+    /// ([`MAX_HTTP_SESSIONS`] by default).
+    pub max_sessions: usize,
 }
 
 impl HttpOptions {
@@ -67,6 +71,7 @@ impl HttpOptions {
             token: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            max_sessions: MAX_HTTP_SESSIONS,
         }
     }
 }
@@ -101,7 +106,7 @@ pub async fn serve_http(
     let shared = SharedSessions::new();
     let service = StreamableHttpService::new(
         move || Ok(GateServer::for_http(Arc::clone(&source), &shared)),
-        Arc::new(sessions),
+        Arc::new(BoundedSessions::new(sessions, options.max_sessions)),
         config,
     );
     let token: Option<Arc<str>> = options.token.as_deref().map(Arc::from);

@@ -37,6 +37,7 @@ mod error;
 mod handler;
 mod http;
 pub mod mrtr;
+mod sessions;
 mod source;
 mod stdio;
 
@@ -45,6 +46,7 @@ pub use error::{ServeError, SessionError};
 pub use handler::{GateServer, MAX_SESSIONLESS_CLIENTS, PROGRESS_INTERVAL};
 pub use http::{HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, serve_http};
 pub use mrtr::{APPROVAL_INPUT, APPROVAL_STATE_TTL, StateError};
+pub use sessions::{MAX_HTTP_SESSIONS, SessionLimitError};
 pub use source::SessionSource;
 pub use stdio::{BUSY, MAX_IN_FLIGHT, MAX_LINE_BYTES, serve_io, serve_stdio};
 

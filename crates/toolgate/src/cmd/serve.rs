@@ -46,6 +46,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
 
+    /// Most HTTP sessions kept open at once; beyond it `initialize` is refused until a
+    /// session ends (DELETE) or expires after 10 idle minutes.
+    #[arg(long, value_name = "N", default_value_t = toolgate_mcp::MAX_HTTP_SESSIONS as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sessions: u32,
+
     /// Also accept this Host header value over HTTP (repeatable; loopback names always).
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_hosts: Vec<String>,
@@ -103,6 +109,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 .filter(|t| !t.is_empty());
             options.allowed_hosts = args.allow_hosts.clone();
             options.allowed_origins = args.allow_origins.clone();
+            options.max_sessions = args.max_sessions as usize;
             rt.block_on(toolgate_mcp::serve_http(
                 source,
                 options,
