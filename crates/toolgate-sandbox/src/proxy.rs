@@ -14,7 +14,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -24,6 +24,13 @@ use crate::error::SandboxError;
 
 /// Largest request head accepted (request line + headers).
 const MAX_HEAD: usize = 16 * 1024;
+/// Connections handled at once (one thread each, in the harness's process). A sandboxed
+/// command that opens more is answered `503` on the extra ones at once: without a bound it
+/// could make the harness — a `serve` process shared by many sessions — spawn threads until
+/// it cannot spawn any. The bound is per proxy, and the gate runs one proxy for all its
+/// rooms: a command holding every place delays the others' connections (they get `503`)
+/// until it lets go or its time limit ends it.
+pub const MAX_PROXY_CONNECTIONS: usize = 512;
 /// Upstream connect timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Client read timeout while waiting for the request head.
@@ -144,6 +151,29 @@ struct Shared {
     rules: DomainRules,
     on_decision: Callback,
     overrides: HashMap<String, Vec<SocketAddr>>,
+    /// Connections being handled.
+    active: AtomicUsize,
+}
+
+/// One handled connection's place in [`Shared::active`], given back on drop.
+struct Place(Arc<Shared>);
+
+impl Place {
+    fn take(shared: &Arc<Shared>) -> Option<Place> {
+        shared
+            .active
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_PROXY_CONNECTIONS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Place(Arc::clone(shared)))
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A running proxy; stops and removes its socket when dropped.
@@ -188,6 +218,7 @@ impl Proxy {
                 .into_iter()
                 .map(|(k, v)| (k.to_ascii_lowercase(), v))
                 .collect(),
+            active: AtomicUsize::new(0),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
@@ -198,11 +229,20 @@ impl Proxy {
                     if stop2.load(Ordering::SeqCst) {
                         break;
                     }
-                    let Ok(conn) = conn else { continue };
-                    let shared = shared.clone();
+                    let Ok(mut conn) = conn else { continue };
+                    let Some(place) = Place::take(&shared) else {
+                        // Not recorded: no request was read, so there is nothing to decide.
+                        respond(
+                            &mut conn,
+                            "503 Service Unavailable",
+                            "blocked by toolgate sandbox: too many proxy connections at once\n",
+                        );
+                        continue;
+                    };
+                    // If the thread cannot start, the closure (and the place) is dropped.
                     let _ = std::thread::Builder::new()
                         .name("toolgate-proxy-conn".to_owned())
-                        .spawn(move || handle(conn, &shared));
+                        .spawn(move || handle(conn, &place.0));
                 }
             })
             .map_err(|source| SandboxError::Proxy {
@@ -482,6 +522,45 @@ mod tests {
         drop(proxy);
         let _ = std::fs::remove_dir_all(&dir);
         (reply, rx.try_recv().unwrap_or(false))
+    }
+
+    #[test]
+    fn connections_beyond_the_limit_are_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("toolgate-proxy-limit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let sock = dir.join("p.sock");
+        let proxy = Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Connections that send nothing each hold a place (until the head timeout).
+        let held: Vec<UnixStream> = (0..MAX_PROXY_CONNECTIONS)
+            .map(|_| UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        let mut extra = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+        extra
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut reply = String::new();
+        let _ = extra.read_to_string(&mut reply);
+        assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+        assert!(reply.contains("too many proxy connections"), "{reply}");
+        // Places are given back when connections end.
+        drop(held);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let denied = loop {
+            let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+            c.write_all(b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut r = String::new();
+            let _ = c.read_to_string(&mut r);
+            if r.starts_with("HTTP/1.1 403") || std::time::Instant::now() > deadline {
+                break r;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(denied.starts_with("HTTP/1.1 403"), "{denied}");
+        drop(proxy);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
