@@ -14,8 +14,9 @@
 //! - a request beyond [`MAX_IN_FLIGHT`] in progress → [`BUSY`] with its id, at once;
 //! - blank lines are ignored.
 //!
-//! Every other line goes to rmcp through an in-memory pipe, and rmcp's output is merged
-//! with these error lines on the real output one whole line at a time.
+//! Every other line is decoded here, once, and handed to rmcp as a message (rmcp's own
+//! line transport would decode it a second time); rmcp's messages are serialized here and
+//! merged with these error lines on the real output one whole line at a time.
 //!
 //! The in-flight bound exists because rmcp reads input as fast as it comes and runs every
 //! request at once, keeping each answer in memory until it is written: a client that sends
@@ -28,12 +29,15 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ServiceExt;
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
 use serde::de::IgnoredAny;
 use serde_json::json;
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
-    DuplexStream,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -46,9 +50,9 @@ use crate::source::SessionSource;
 /// is one rmcp accepts). Tool inputs are capped at 8 MiB by the gate; the rest is framing.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Buffer of the in-memory pipes between the framing and rmcp: large enough that a typical
-/// message crosses in one write.
-const PIPE_BYTES: usize = 256 * 1024;
+/// Decoded messages on their way to rmcp, and rmcp's messages on their way out. Small:
+/// the in-flight bound, not these queues, limits what a connection holds.
+const MESSAGE_QUEUE: usize = 32;
 
 /// Read and write buffers on the real input and output.
 const IO_BUFFER_BYTES: usize = 64 * 1024;
@@ -72,9 +76,6 @@ pub const MAX_IN_FLIGHT: usize = 64;
 /// JSON-RPC error code (implementation-defined server error range) of the answer to a
 /// request beyond [`MAX_IN_FLIGHT`]: retry once an answer has arrived.
 pub const BUSY: i64 = -32000;
-
-/// How rmcp starts a response or an error response that has an id.
-const RESPONSE_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 
 /// UTF-8 byte order mark, which rmcp skips at the start of a line.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -177,15 +178,19 @@ where
     // Set when rmcp's service has ended, so the input pump stops waiting for input.
     let ended = CancellationToken::new();
     let server = GateServer::new(source).cancel_on(closed.clone());
-    let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE_BYTES);
-    let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
+    let (to_rmcp, rmcp_in) = mpsc::channel(MESSAGE_QUEUE);
+    let (rmcp_out, from_rmcp) = mpsc::channel(MESSAGE_QUEUE);
     let (errors_tx, errors_rx) = mpsc::channel(PENDING_ERRORS);
-    let in_flight = Arc::new(InFlight::default());
+    let in_flight = InFlight::default();
+    let transport = Channels {
+        incoming: rmcp_in,
+        outgoing: rmcp_out,
+    };
 
     let service = async {
         let result = async {
             let running = server
-                .serve((rmcp_in, rmcp_out))
+                .serve(transport)
                 .await
                 .map_err(|e| ServeError::Connect(e.to_string()))?;
             let reason = running
@@ -214,17 +219,45 @@ where
     result
 }
 
+/// rmcp's end of the connection: decoded messages in, messages to write out.
+struct Channels {
+    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<ServerJsonRpcMessage>,
+}
+
+/// The output side has stopped (the client went away).
+#[derive(Debug, thiserror::Error)]
+#[error("the connection's output is closed")]
+struct OutputClosed;
+
+impl Transport<RoleServer> for Channels {
+    type Error = OutputClosed;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), OutputClosed>> + Send + 'static {
+        let outgoing = self.outgoing.clone();
+        async move { outgoing.send(item).await.map_err(|_| OutputClosed) }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), OutputClosed> {
+        self.incoming.close();
+        Ok(())
+    }
+}
+
 /// What one input line is.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Kind {
     /// Only whitespace: ignored.
     Blank,
-    /// A request: passed on if admitted.
-    Request(RequestId),
-    /// The client cancels a request: passed on; the request no longer counts.
-    Cancelled(RequestId),
-    /// Another MCP message (a notification, an answer to a request of ours): passed on.
-    Message,
+    /// An MCP message: passed on (a request only if admitted).
+    Message(Box<ClientJsonRpcMessage>),
     /// A notification rmcp cannot read: dropped (notifications get no answer).
     BadNotification(String),
     /// A JSON object or array that is not an MCP message.
@@ -241,18 +274,8 @@ fn classify(line: &[u8]) -> Kind {
     let Some(first) = trimmed.first() else {
         return Kind::Blank;
     };
-    // Decoded as rmcp will decode it (it parses the line again), so that what rmcp would
-    // refuse is answered here, and each request's id is known.
     match serde_json::from_slice::<ClientJsonRpcMessage>(trimmed) {
-        Ok(JsonRpcMessage::Request(request)) => Kind::Request(request.id),
-        Ok(JsonRpcMessage::Notification(n)) => match n.notification {
-            ClientNotification::CancelledNotification(c) => match c.params.request_id {
-                Some(id) => Kind::Cancelled(id),
-                None => Kind::Message,
-            },
-            _ => Kind::Message,
-        },
-        Ok(_) => Kind::Message,
+        Ok(message) => Kind::Message(Box::new(message)),
         // The typed decoder may stop at the first mismatch: check the syntax of the whole.
         Err(e) => match serde_json::from_slice::<IgnoredAny>(trimmed) {
             Err(syntax) => Kind::NotJson(syntax.to_string()),
@@ -268,17 +291,6 @@ fn is_notification_shaped(json: &[u8]) -> bool {
     serde_json::from_slice::<serde_json::Value>(json).is_ok_and(|v| {
         v.get("id").is_none() && v.get("method").is_some_and(serde_json::Value::is_string)
     })
-}
-
-/// The id of an answer (a result or an error) in a line rmcp wrote; `None` for its
-/// requests and notifications. rmcp writes `jsonrpc`, then `id`, then `result` or `error`
-/// (a unit test pins this).
-fn answer_id(line: &[u8]) -> Option<RequestId> {
-    let rest = line.strip_prefix(RESPONSE_PREFIX)?;
-    let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<RequestId>();
-    let id = values.next()?.ok()?;
-    let after = rest.get(values.byte_offset()..)?;
-    (after.starts_with(br#","result""#) || after.starts_with(br#","error""#)).then_some(id)
 }
 
 /// A JSON-RPC error response without an id (none could be read), as one output line.
@@ -350,7 +362,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 /// errors. Returns at end of input, on a read error, or when rmcp stops reading.
 async fn pump_in<R: AsyncRead + Unpin>(
     reader: R,
-    mut to_rmcp: DuplexStream,
+    to_rmcp: mpsc::Sender<ClientJsonRpcMessage>,
     errors: mpsc::Sender<Vec<u8>>,
     in_flight: &InFlight,
 ) {
@@ -373,39 +385,18 @@ async fn pump_in<R: AsyncRead + Unpin>(
             }
             Ok(Read::Line) => match classify(&line) {
                 Kind::Blank => continue,
-                Kind::Request(id) => match in_flight.admit(&id) {
-                    Admission::Admitted => {
-                        if !pass_on(&mut to_rmcp, &mut line).await {
+                Kind::Message(message) => match admit(&message, in_flight) {
+                    Ok(()) => {
+                        if line.capacity() > KEEP_LINE_CAPACITY {
+                            line = Vec::new();
+                        }
+                        if to_rmcp.send(*message).await.is_err() {
                             return;
                         }
                         continue;
                     }
-                    Admission::DuplicateId => error_line_for(
-                        &id.clone().into_json_value(),
-                        -32600,
-                        "Invalid Request",
-                        format!("request id {id} belongs to a request still in progress"),
-                    ),
-                    Admission::Busy => error_line_for(
-                        &id.clone().into_json_value(),
-                        BUSY,
-                        "Server busy",
-                        format!(
-                            "{MAX_IN_FLIGHT} requests are already in progress on this \
-                             connection; send this one again after an answer arrives"
-                        ),
-                    ),
+                    Err(refusal) => refusal,
                 },
-                kind @ (Kind::Cancelled(_) | Kind::Message) => {
-                    if let Kind::Cancelled(id) = kind {
-                        // rmcp drops the answer of a cancelled request.
-                        in_flight.finish(&id);
-                    }
-                    if !pass_on(&mut to_rmcp, &mut line).await {
-                        return;
-                    }
-                    continue;
-                }
                 Kind::BadNotification(why) => {
                     tracing::debug!(%why, "malformed MCP notification dropped");
                     continue;
@@ -428,56 +419,82 @@ async fn pump_in<R: AsyncRead + Unpin>(
     }
 }
 
-/// Passes one line to rmcp; false when rmcp no longer reads.
-async fn pass_on(to_rmcp: &mut DuplexStream, line: &mut Vec<u8>) -> bool {
-    if to_rmcp.write_all(line).await.is_err() {
-        return false;
+/// Counts a request as in flight, or returns the error line that refuses it. A
+/// cancellation stops its request counting (rmcp sends no answer for it).
+fn admit(message: &ClientJsonRpcMessage, in_flight: &InFlight) -> Result<(), Vec<u8>> {
+    match message {
+        JsonRpcMessage::Request(request) => {
+            let id = &request.id;
+            match in_flight.admit(id) {
+                Admission::Admitted => Ok(()),
+                Admission::DuplicateId => Err(error_line_for(
+                    &id.clone().into_json_value(),
+                    -32600,
+                    "Invalid Request",
+                    format!("request id {id} belongs to a request still in progress"),
+                )),
+                Admission::Busy => Err(error_line_for(
+                    &id.clone().into_json_value(),
+                    BUSY,
+                    "Server busy",
+                    format!(
+                        "{MAX_IN_FLIGHT} requests are already in progress on this \
+                         connection; send this one again after an answer arrives"
+                    ),
+                )),
+            }
+        }
+        JsonRpcMessage::Notification(n) => {
+            if let ClientNotification::CancelledNotification(c) = &n.notification
+                && let Some(id) = &c.params.request_id
+            {
+                in_flight.finish(id);
+            }
+            Ok(())
+        }
+        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => Ok(()),
     }
-    if line.capacity() > KEEP_LINE_CAPACITY {
-        *line = Vec::new();
-    }
-    true
 }
 
-/// Writes rmcp's output lines and the framing's error lines, never splitting a line, until
-/// both are done. Flushes whenever nothing more is ready, so replies are not held back.
-/// A request stops counting as in flight once its answer is written.
+/// Writes rmcp's messages and the framing's error lines, one whole line each, until both
+/// are done. Flushes whenever nothing more is ready, so replies are not held back. A request
+/// stops counting as in flight once its answer is written.
 async fn pump_out<W: AsyncWrite + Unpin>(
-    from_rmcp: DuplexStream,
+    mut from_rmcp: mpsc::Receiver<ServerJsonRpcMessage>,
     mut errors: mpsc::Receiver<Vec<u8>>,
     writer: W,
     in_flight: &InFlight,
 ) -> std::io::Result<()> {
-    let mut from_rmcp = BufReader::with_capacity(IO_BUFFER_BYTES, from_rmcp);
     let mut writer = BufWriter::with_capacity(IO_BUFFER_BYTES, writer);
     let mut line = Vec::new();
     let (mut rmcp_open, mut errors_open) = (true, true);
     while rmcp_open || errors_open {
         tokio::select! {
-            // `read_until` keeps partial input in `line` if the other branch wins, and
-            // continues it next time: a line is written only once it is whole.
-            read = from_rmcp.read_until(b'\n', &mut line), if rmcp_open => {
-                let n = read?;
-                if n == 0 {
+            message = from_rmcp.recv(), if rmcp_open => {
+                let Some(message) = message else {
                     rmcp_open = false;
                     continue;
-                }
-                if line.last() != Some(&b'\n') {
-                    // Only at the end of rmcp's output; keep the framing intact.
-                    line.push(b'\n');
-                }
+                };
+                line.clear();
+                serde_json::to_writer(&mut line, &message).map_err(std::io::Error::other)?;
+                line.push(b'\n');
                 if let Some(rest) = line.strip_prefix(ANONYMOUS_ERROR) {
-                    // rmcp answers a message it cannot read (a bad id type, a malformed
-                    // request) with no `id` member; JSON-RPC requires `"id": null` there.
+                    // rmcp's error for a message it could not read has no `id` member;
+                    // JSON-RPC requires `"id": null` there.
                     writer.write_all(ANONYMOUS_ERROR_WITH_ID).await?;
                     writer.write_all(rest).await?;
                 } else {
                     writer.write_all(&line).await?;
-                    if let Some(id) = answer_id(&line) {
-                        in_flight.finish(&id);
-                    }
                 }
-                line.clear();
+                match &message {
+                    JsonRpcMessage::Response(r) => in_flight.finish(&r.id),
+                    JsonRpcMessage::Error(e) => {
+                        if let Some(id) = &e.id {
+                            in_flight.finish(id);
+                        }
+                    }
+                    JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
+                }
                 if line.capacity() > KEEP_LINE_CAPACITY {
                     line = Vec::new();
                 }
@@ -487,7 +504,7 @@ async fn pump_out<W: AsyncWrite + Unpin>(
                 None => errors_open = false,
             },
         }
-        if !from_rmcp.buffer().contains(&b'\n') && errors.is_empty() {
+        if from_rmcp.is_empty() && errors.is_empty() {
             writer.flush().await?;
         }
     }
@@ -499,35 +516,47 @@ async fn pump_out<W: AsyncWrite + Unpin>(
 mod tests {
     use super::*;
 
-    use rmcp::model::{ErrorData, ServerJsonRpcMessage, ServerRequest, ServerResult};
+    /// The id of the request on a line, if it is one.
+    fn request_id(line: &[u8]) -> Option<RequestId> {
+        match classify(line) {
+            Kind::Message(m) => match *m {
+                JsonRpcMessage::Request(r) => Some(r.id),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn is_message(kind: &Kind) -> bool {
+        matches!(kind, Kind::Message(_))
+    }
 
     #[test]
     fn lines_are_classified() {
-        assert_eq!(classify(b" \r\n"), Kind::Blank);
+        assert!(matches!(classify(b" \r\n"), Kind::Blank));
         assert_eq!(
-            classify(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r\n"),
-            Kind::Request(RequestId::Number(7))
+            request_id(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r\n"),
+            Some(RequestId::Number(7))
         );
         assert_eq!(
-            classify("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n".as_bytes()),
-            Kind::Request(RequestId::String("a".into())),
+            request_id(
+                "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n".as_bytes()
+            ),
+            Some(RequestId::String("a".into())),
             "a byte order mark is skipped, as rmcp does"
         );
-        assert_eq!(
-            classify(
-                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}\n"
-            ),
-            Kind::Cancelled(RequestId::Number(3))
-        );
-        assert_eq!(
-            classify(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"),
-            Kind::Message
-        );
-        assert_eq!(
-            classify(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n"),
-            Kind::Message,
-            "an answer to a request of the server"
-        );
+        for message in [
+            &b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}\n"[..],
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+            // An answer to a request of the server.
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n",
+        ] {
+            assert!(
+                is_message(&classify(message)),
+                "{}",
+                String::from_utf8_lossy(message)
+            );
+        }
         for invalid in [
             &b"{\"jsonrpc\":\"2.0\"}\n"[..],
             b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
@@ -548,35 +577,32 @@ mod tests {
             ),
             Kind::BadNotification(_)
         ));
-        assert_eq!(classify(b"42\n"), Kind::NotObject);
+        assert!(matches!(classify(b"42\n"), Kind::NotObject));
         assert!(matches!(classify(b"{\"a\": \n"), Kind::NotJson(_)));
         assert!(matches!(classify(b"not json\n"), Kind::NotJson(_)));
         assert!(matches!(classify(b"{} {}\n"), Kind::NotJson(_)));
     }
 
-    /// Pins how rmcp writes its messages: the in-flight count depends on recognising the
-    /// answers among them.
     #[test]
-    fn answers_are_recognised_in_rmcps_output() {
-        let line = |m: &ServerJsonRpcMessage| serde_json::to_vec(m).unwrap_or_default();
-        let result = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(7));
-        assert_eq!(answer_id(&line(&result)), Some(RequestId::Number(7)));
-        let id = RequestId::String("a\"b,\"result\"".into());
-        let error =
-            ServerJsonRpcMessage::error(ErrorData::internal_error("x", None), Some(id.clone()));
-        assert_eq!(answer_id(&line(&error)), Some(id));
-        let anonymous = ServerJsonRpcMessage::error(ErrorData::internal_error("x", None), None);
-        assert_eq!(answer_id(&line(&anonymous)), None);
-        let request = ServerJsonRpcMessage::request(
-            ServerRequest::PingRequest(Default::default()),
-            RequestId::Number(8),
+    fn a_cancellation_frees_the_place_of_its_request() {
+        let f = InFlight::default();
+        let decode = |line: &[u8]| match classify(line) {
+            Kind::Message(m) => *m,
+            other => panic!("{other:?}"),
+        };
+        let call = decode(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}");
+        assert!(admit(&call, &f).is_ok());
+        let again = admit(&call, &f).err().unwrap_or_default();
+        assert!(
+            String::from_utf8_lossy(&again).contains("still in progress"),
+            "{}",
+            String::from_utf8_lossy(&again)
         );
-        assert_eq!(answer_id(&line(&request)), None, "a request of the server");
-        assert_eq!(
-            answer_id(br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#),
-            None
+        let cancel = decode(
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":4}}",
         );
-        assert_eq!(answer_id(ANONYMOUS_ERROR), None);
+        assert!(admit(&cancel, &f).is_ok());
+        assert!(admit(&call, &f).is_ok(), "the id is free again");
     }
 
     #[test]
