@@ -1,7 +1,8 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin/stdout, one session per process.
 //!
-//! Input is framed here before rmcp sees it, because rmcp silently drops lines that are not
-//! JSON and lines over its limit, and JSON-RPC says a client gets an answer:
+//! Input is framed and decoded here, not by rmcp's line transport, which silently drops
+//! lines that are not JSON and lines over its limit, while JSON-RPC says a client gets an
+//! answer:
 //!
 //! - a line that is not JSON → `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,…}}`;
 //! - JSON that is neither an object nor a batch array (`42`, `"x"`) → `-32600`, id null;
@@ -46,8 +47,9 @@ use crate::error::ServeError;
 use crate::handler::GateServer;
 use crate::source::SessionSource;
 
-/// Longest accepted input line, newline included (rmcp's own limit, so every line passed on
-/// is one rmcp accepts). Tool inputs are capped at 8 MiB by the gate; the rest is framing.
+/// Longest accepted input line, newline included (the limit of rmcp's own line transport,
+/// kept so clients see the same bound). Tool inputs are capped at 8 MiB by the gate; the
+/// rest is framing.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Decoded messages on their way to rmcp, and rmcp's messages on their way out. Small:
