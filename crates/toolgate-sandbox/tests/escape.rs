@@ -453,7 +453,14 @@ fn host_unix_sockets_are_unreachable() {
     for mode in [NetworkMode::None, NetworkMode::Full] {
         let mut p = f.policy();
         p.network.mode = mode;
-        assert_contained(&f.run(&p, &[&tool_s(), "unix-connect", &sock]));
+        let out = f.run(&p, &[&tool_s(), "unix-connect", &sock]);
+        assert_contained(&out);
+        // Refused by the filter, not merely invisible (a socket under a private /tmp).
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("os error 1)"),
+            "expected EPERM: {}",
+            text(&out)
+        );
         let out = f.run(&p, &[&tool_s(), "socketpair"]);
         assert!(
             out.status.success(),

@@ -31,6 +31,22 @@ pub fn require(layers: &[Layer]) {
     }
 }
 
+/// Where fixtures are made: cargo's target tmp dir, unless that is under `/tmp` or
+/// `/dev/shm` (a clone checked out in `/tmp`): the sandbox has private ones, so an "outside"
+/// path there would be invisible inside and every attempt on it "contained" for the wrong
+/// reason. `/var/tmp` is shared with the host like the rest of the root.
+pub fn fixture_base() -> PathBuf {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let real = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_owned());
+    if real.starts_with("/tmp") || real.starts_with("/dev/shm") {
+        let base = PathBuf::from("/var/tmp/toolgate-sandbox-tests");
+        std::fs::create_dir_all(&base).unwrap_or_else(|e| panic!("{e}"));
+        base
+    } else {
+        real
+    }
+}
+
 /// A workspace, a fake $HOME with a secret key, and an outside dir, none under /tmp.
 pub struct Fixture {
     _dir: tempfile::TempDir,
@@ -42,7 +58,7 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new() -> Fixture {
-        Fixture::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+        Fixture::new_in(&fixture_base())
     }
 
     pub fn new_in(base: &Path) -> Fixture {
