@@ -66,6 +66,18 @@ impl DomainRules {
         }
     }
 
+    /// The allow pattern that lets `host` through (denied names have none).
+    fn allowed_by(&self, host: &str) -> Option<&str> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if self.denied.iter().any(|p| domain_matches(p, &host)) {
+            return None;
+        }
+        self.allowed
+            .iter()
+            .find(|p| domain_matches(p, &host))
+            .map(String::as_str)
+    }
+
     /// `(allowed, reason)` for `host`.
     pub fn decide(&self, host: &str) -> (bool, String) {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
@@ -274,11 +286,12 @@ impl Drop for Proxy {
 }
 
 fn respond(conn: &mut UnixStream, status: &str, body: &str) {
-    let _ = write!(
-        conn,
+    // One write: a client reading once sees the whole response.
+    let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
+    let _ = conn.write_all(response.as_bytes());
 }
 
 /// Reads until the end of the request head; returns (head, bytes after it).
@@ -380,13 +393,40 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         respond(&mut conn, "403 Forbidden", &body);
         return;
     }
-    let addrs: Vec<SocketAddr> = match shared.overrides.get(&host.to_ascii_lowercase()) {
+    let mut addrs: Vec<SocketAddr> = match shared.overrides.get(&host.to_ascii_lowercase()) {
         Some(a) => a.iter().map(|a| SocketAddr::new(a.ip(), port)).collect(),
         None => (host.as_str(), port)
             .to_socket_addrs()
             .map(Iterator::collect)
             .unwrap_or_default(),
     };
+    // The proxy runs on the host's network: a name allowed by a wildcard (`*.x.com`, `*`)
+    // whose DNS answer is the host's own loopback or a link-local address (the cloud
+    // metadata service) would reach services the sandbox's network isolation exists to
+    // keep out. Those addresses need the name (or address) itself in `allowedDomains`.
+    let exact = shared
+        .rules
+        .allowed_by(&host)
+        .is_some_and(|pattern| !pattern.starts_with('*'));
+    if !exact {
+        let resolved = addrs.len();
+        addrs.retain(|a| !host_internal(a.ip()));
+        if resolved > 0 && addrs.is_empty() {
+            decision.allowed = false;
+            decision.reason = format!(
+                "{}, but it resolves only to loopback or link-local addresses, which need \
+                 the name itself in sandbox.network.allowedDomains",
+                decision.reason
+            );
+            let _ = (shared.on_decision)(&decision);
+            let body = format!(
+                "blocked by toolgate sandbox: `{host}` {}\n",
+                decision.reason
+            );
+            respond(&mut conn, "403 Forbidden", &body);
+            return;
+        }
+    }
     let upstream = addrs
         .iter()
         .find_map(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).ok());
@@ -416,6 +456,26 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         return;
     }
     pipe(conn, upstream);
+}
+
+/// Loopback, link-local (incl. the cloud metadata service 169.254.169.254), unspecified,
+/// multicast and broadcast addresses: the host's own, never a destination on the internet.
+fn host_internal(ip: std::net::IpAddr) -> bool {
+    match ip.to_canonical() {
+        std::net::IpAddr::V4(v4) => {
+            v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+        }
+        std::net::IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unicast_link_local()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+        }
+    }
 }
 
 /// Copies both ways until either side closes.
@@ -522,6 +582,77 @@ mod tests {
         drop(proxy);
         let _ = std::fs::remove_dir_all(&dir);
         (reply, rx.try_recv().unwrap_or(false))
+    }
+
+    /// Sends `CONNECT name:port` through a proxy allowing `allow`, where every name
+    /// resolves to a loopback listener; returns the proxy's status line.
+    fn connect_via(allow: &str, name: &str) -> String {
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let dir = std::env::temp_dir().join(format!(
+            "toolgate-proxy-internal-{}-{}",
+            std::process::id(),
+            name.replace('*', "x")
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let sock = dir.join("p.sock");
+        let hosts = HashMap::from([(name.to_owned(), vec![addr])]);
+        let proxy = Proxy::start_with_hosts(
+            &sock,
+            DomainRules::new(&[allow.to_owned()], &[]),
+            hosts,
+            |_| true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+        c.write_all(format!("CONNECT {name}:{} HTTP/1.1\r\n\r\n", addr.port()).as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Up to the end of the status line (the 200 of a CONNECT keeps the stream open).
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n") && c.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        drop(c);
+        drop(proxy);
+        let _ = std::fs::remove_dir_all(&dir);
+        String::from_utf8_lossy(&head)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[test]
+    fn wildcards_do_not_reach_the_hosts_own_addresses() {
+        // A name allowed by a wildcard that resolves to loopback: refused.
+        let wild = connect_via("*.example.test", "evil.example.test");
+        assert!(wild.starts_with("HTTP/1.1 403"), "{wild}");
+        let any = connect_via("*", "anything.test");
+        assert!(any.starts_with("HTTP/1.1 403"), "{any}");
+        // The same name listed exactly: the user asked for it.
+        let exact = connect_via("local.example.test", "local.example.test");
+        assert!(exact.starts_with("HTTP/1.1 200"), "{exact}");
+        for internal in [
+            "127.0.0.1",
+            "169.254.169.254",
+            "::1",
+            "::ffff:127.0.0.1",
+            "fe80::1",
+            "0.0.0.0",
+        ] {
+            assert!(
+                host_internal(internal.parse().unwrap_or_else(|e| panic!("{e}"))),
+                "{internal}"
+            );
+        }
+        for public in ["93.184.216.34", "10.1.2.3", "2606:4700::1111"] {
+            assert!(
+                !host_internal(public.parse().unwrap_or_else(|e| panic!("{e}"))),
+                "{public}"
+            );
+        }
     }
 
     #[test]
