@@ -66,28 +66,43 @@ impl DomainRules {
         }
     }
 
-    /// The allow pattern that lets `host` through (denied names have none).
-    fn allowed_by(&self, host: &str) -> Option<&str> {
+    /// The rule that decides `host`: denied patterns first, then allowed ones.
+    fn rule_for(&self, host: &str) -> Rule<'_> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if self.denied.iter().any(|p| domain_matches(p, &host)) {
-            return None;
+        if let Some(p) = self.denied.iter().find(|p| domain_matches(p, &host)) {
+            return Rule::Denied(p);
         }
-        self.allowed
-            .iter()
-            .find(|p| domain_matches(p, &host))
-            .map(String::as_str)
+        match self.allowed.iter().find(|p| domain_matches(p, &host)) {
+            Some(p) => Rule::Allowed(p),
+            None => Rule::Unlisted,
+        }
     }
 
     /// `(allowed, reason)` for `host`.
     pub fn decide(&self, host: &str) -> (bool, String) {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if let Some(p) = self.denied.iter().find(|p| domain_matches(p, &host)) {
-            return (false, format!("matches deniedDomains `{p}`"));
+        self.rule_for(host).verdict()
+    }
+}
+
+/// Which list decided a host, and by which pattern.
+enum Rule<'a> {
+    Denied(&'a str),
+    Allowed(&'a str),
+    Unlisted,
+}
+
+impl Rule<'_> {
+    fn verdict(&self) -> (bool, String) {
+        match self {
+            Rule::Denied(p) => (false, format!("matches deniedDomains `{p}`")),
+            Rule::Allowed(p) => (true, format!("matches allowedDomains `{p}`")),
+            Rule::Unlisted => (false, "not in sandbox.network.allowedDomains".to_owned()),
         }
-        if let Some(p) = self.allowed.iter().find(|p| domain_matches(p, &host)) {
-            return (true, format!("matches allowedDomains `{p}`"));
-        }
-        (false, "not in sandbox.network.allowedDomains".to_owned())
+    }
+
+    /// Allowed by a pattern naming the host itself, not by a wildcard.
+    fn allows_exactly(&self) -> bool {
+        matches!(self, Rule::Allowed(p) if !p.starts_with('*'))
     }
 }
 
@@ -375,7 +390,8 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         );
         return;
     };
-    let (allowed, reason) = shared.rules.decide(&host);
+    let rule = shared.rules.rule_for(&host);
+    let (allowed, reason) = rule.verdict();
     let mut decision = ProxyDecision {
         host: host.clone(),
         port,
@@ -385,12 +401,7 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         tag,
     };
     if !allowed {
-        let _ = (shared.on_decision)(&decision);
-        let body = format!(
-            "blocked by toolgate sandbox: `{host}` {}\n",
-            decision.reason
-        );
-        respond(&mut conn, "403 Forbidden", &body);
+        refuse(&mut conn, shared, &decision);
         return;
     }
     let mut addrs: Vec<SocketAddr> = match shared.overrides.get(&host.to_ascii_lowercase()) {
@@ -404,11 +415,7 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
     // whose DNS answer is the host's own loopback or a link-local address (the cloud
     // metadata service) would reach services the sandbox's network isolation exists to
     // keep out. Those addresses need the name (or address) itself in `allowedDomains`.
-    let exact = shared
-        .rules
-        .allowed_by(&host)
-        .is_some_and(|pattern| !pattern.starts_with('*'));
-    if !exact {
+    if !rule.allows_exactly() {
         let resolved = addrs.len();
         addrs.retain(|a| !host_internal(a.ip()));
         if resolved > 0 && addrs.is_empty() {
@@ -418,12 +425,7 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
                  the name itself in sandbox.network.allowedDomains",
                 decision.reason
             );
-            let _ = (shared.on_decision)(&decision);
-            let body = format!(
-                "blocked by toolgate sandbox: `{host}` {}\n",
-                decision.reason
-            );
-            respond(&mut conn, "403 Forbidden", &body);
+            refuse(&mut conn, shared, &decision);
             return;
         }
     }
@@ -456,6 +458,16 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         return;
     }
     pipe(conn, upstream);
+}
+
+/// Records a refusal and answers it with 403 and the reason.
+fn refuse(conn: &mut UnixStream, shared: &Shared, decision: &ProxyDecision) {
+    let _ = (shared.on_decision)(decision);
+    let body = format!(
+        "blocked by toolgate sandbox: `{}` {}\n",
+        decision.host, decision.reason
+    );
+    respond(conn, "403 Forbidden", &body);
 }
 
 /// Loopback, link-local (incl. the cloud metadata service 169.254.169.254), unspecified,
