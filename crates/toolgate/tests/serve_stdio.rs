@@ -88,3 +88,25 @@ fn serves_over_pipes() {
 fn serves_when_stderr_shares_the_output_pipe() {
     check(&session(true));
 }
+
+#[test]
+fn http_only_options_are_refused_without_http() {
+    let exe = env!("CARGO_BIN_EXE_toolgate");
+    for extra in [
+        &["--token", "secret"][..],
+        &["--max-sessions", "4"],
+        &["--allow-host", "example.test"],
+        &["--allow-origin", "https://example.test"],
+    ] {
+        let out = Command::new(exe)
+            .args(["serve", "--no-audit"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(64), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--http"), "{extra:?}: {err}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+    }
+}

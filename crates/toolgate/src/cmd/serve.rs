@@ -42,23 +42,25 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
 
+    // The options below apply to HTTP only; given without `--http` they are refused, so
+    // that nobody believes `--token` protects a stdio server.
     /// Bearer token HTTP clients must send (prefer the TOOLGATE_MCP_TOKEN variable).
-    #[arg(long, value_name = "TOKEN")]
+    #[arg(long, value_name = "TOKEN", requires = "http")]
     pub token: Option<String>,
 
     /// Most HTTP sessions kept open at once; beyond it `initialize` is refused until a
     /// session ends (DELETE) or expires after 10 idle minutes.
     #[arg(long, value_name = "N", default_value_t = toolgate_mcp::MAX_HTTP_SESSIONS as u32,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_sessions: u32,
 
     /// Also accept this Host header value over HTTP (repeatable; loopback names always).
-    #[arg(long = "allow-host", value_name = "HOST")]
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
     pub allow_hosts: Vec<String>,
 
     /// Also accept this browser Origin over HTTP, e.g. https://app.example:443
     /// (repeatable; loopback origins always).
-    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     pub allow_origins: Vec<String>,
 }
 
