@@ -71,6 +71,9 @@ pub use policy::{
 pub use probe::{
     DISABLE_ENV, Layer, LayerStatus, PROBE_CACHE_ENV, Probe, Tier, disabled_from_env, probe,
 };
-pub use proxy::{DomainRules, MAX_PROXY_CONNECTIONS, Proxy, ProxyDecision, encode_tag};
+pub use proxy::{
+    DomainRules, MAX_PROXY_CONNECTIONS, MAX_PROXY_CONNECTIONS_PER_TAG, Proxy, ProxyDecision,
+    encode_tag,
+};
 pub use settings::{PolicyContext, normalize};
 pub use timing::TIMING_ENV;

@@ -13,8 +13,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -27,10 +27,14 @@ const MAX_HEAD: usize = 16 * 1024;
 /// Connections handled at once (one thread each, in the harness's process). A sandboxed
 /// command that opens more is answered `503` on the extra ones at once: without a bound it
 /// could make the harness — a `serve` process shared by many sessions — spawn threads until
-/// it cannot spawn any. The bound is per proxy, and the gate runs one proxy for all its
-/// rooms: a command holding every place delays the others' connections (they get `503`)
-/// until it lets go or its time limit ends it.
+/// it cannot spawn any. The gate runs one proxy for all its rooms, so each room (tag) also
+/// has a smaller bound, [`MAX_PROXY_CONNECTIONS_PER_TAG`].
 pub const MAX_PROXY_CONNECTIONS: usize = 512;
+/// Connections one room (one tag; untagged clients count as one) may have at once. The
+/// bridge sends the tag the moment a connection opens, so a command opening connections
+/// and sending nothing holds at most this many of the proxy's places and cannot starve
+/// other rooms of theirs; its extra connections get `503` at once.
+pub const MAX_PROXY_CONNECTIONS_PER_TAG: usize = 128;
 /// Upstream connect timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Client read timeout while waiting for the request head.
@@ -158,18 +162,6 @@ pub(crate) fn tag_line(tag: Option<&str>) -> Vec<u8> {
     format!("{TAG_PREFIX}{}\r\n", tag.as_deref().unwrap_or("-")).into_bytes()
 }
 
-/// Splits an optional tag line off the request head.
-fn take_tag(head: &str) -> (Option<String>, &str) {
-    match head.strip_prefix(TAG_PREFIX) {
-        Some(rest) => {
-            let (tag, rest) = rest.split_once("\r\n").unwrap_or((rest, ""));
-            let tag = (tag != "-").then(|| tag.to_owned());
-            (tag, rest)
-        }
-        None => (None, head),
-    }
-}
-
 /// Records a decision; `false` means it could not be recorded, and an allowed connection is
 /// then refused (no unaudited traffic).
 type Callback = Arc<dyn Fn(&ProxyDecision) -> bool + Send + Sync>;
@@ -180,6 +172,8 @@ struct Shared {
     overrides: HashMap<String, Vec<SocketAddr>>,
     /// Connections being handled.
     active: AtomicUsize,
+    /// Connections being handled, by tag (entries at zero are removed).
+    per_tag: Mutex<HashMap<Option<String>, usize>>,
 }
 
 /// One handled connection's place in [`Shared::active`], given back on drop.
@@ -200,6 +194,44 @@ impl Place {
 impl Drop for Place {
     fn drop(&mut self) {
         self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// One connection's place among its tag's, given back on drop.
+struct TagPlace<'a> {
+    shared: &'a Shared,
+    tag: Option<String>,
+}
+
+impl<'a> TagPlace<'a> {
+    fn take(shared: &'a Shared, tag: Option<String>) -> Option<TagPlace<'a>> {
+        // Nothing panics while the map is held; a poisoned map is still consistent.
+        let mut counts = shared
+            .per_tag
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let n = counts.entry(tag.clone()).or_insert(0);
+        if *n >= MAX_PROXY_CONNECTIONS_PER_TAG {
+            return None;
+        }
+        *n += 1;
+        Some(TagPlace { shared, tag })
+    }
+}
+
+impl Drop for TagPlace<'_> {
+    fn drop(&mut self) {
+        let mut counts = self
+            .shared
+            .per_tag
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = counts.get_mut(&self.tag) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(&self.tag);
+            }
+        }
     }
 }
 
@@ -246,6 +278,7 @@ impl Proxy {
                 .map(|(k, v)| (k.to_ascii_lowercase(), v))
                 .collect(),
             active: AtomicUsize::new(0),
+            per_tag: Mutex::new(HashMap::new()),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
@@ -309,26 +342,38 @@ fn respond(conn: &mut UnixStream, status: &str, body: &str) {
     let _ = conn.write_all(response.as_bytes());
 }
 
-/// Reads until the end of the request head; returns (head, bytes after it).
-fn read_head(conn: &mut UnixStream) -> Option<(String, Vec<u8>)> {
-    let _ = conn.set_read_timeout(Some(HEAD_TIMEOUT));
-    let mut buf = Vec::with_capacity(1024);
+/// Reads into `buf` until it contains `needle` (searching from `from`); returns where the
+/// needle ends. `None` if the peer closes, times out or sends more than [`MAX_HEAD`].
+fn read_until(conn: &mut UnixStream, buf: &mut Vec<u8>, needle: &[u8]) -> Option<usize> {
     let mut chunk = [0u8; 2048];
+    let mut from = 0;
     loop {
+        if let Some(at) = buf[from..].windows(needle.len()).position(|w| w == needle) {
+            return Some(from + at + needle.len());
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+        from = buf.len().saturating_sub(needle.len() - 1);
         let n = conn.read(&mut chunk).ok()?;
         if n == 0 {
             return None;
         }
         buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = buf.split_off(end + 4);
-            let _ = conn.set_read_timeout(None);
-            return Some((String::from_utf8_lossy(&buf).into_owned(), rest));
-        }
-        if buf.len() > MAX_HEAD {
-            return None;
-        }
     }
+}
+
+/// Reads the connection's tag line (the bridge sends it first, the moment the connection
+/// opens); bytes already read past it stay in `buf`. A client without one is untagged and
+/// its first line stays in `buf` as well.
+fn read_tag(conn: &mut UnixStream, buf: &mut Vec<u8>) -> Option<Option<String>> {
+    let end = read_until(conn, buf, b"\r\n")?;
+    let Some(rest) = buf[..end].strip_prefix(TAG_PREFIX.as_bytes()) else {
+        return Some(None);
+    };
+    let tag = String::from_utf8_lossy(&rest[..rest.len() - 2]).into_owned();
+    buf.drain(..end);
+    Some((tag != "-").then_some(tag))
 }
 
 fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> {
@@ -346,11 +391,26 @@ fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> 
 }
 
 fn handle(mut conn: UnixStream, shared: &Shared) {
-    let Some((head, rest)) = read_head(&mut conn) else {
+    let _ = conn.set_read_timeout(Some(HEAD_TIMEOUT));
+    let mut buf = Vec::with_capacity(1024);
+    let Some(tag) = read_tag(&mut conn, &mut buf) else {
         return;
     };
-    let (tag, head) = take_tag(&head);
-    let head = head.to_owned();
+    let Some(_tag_place) = TagPlace::take(shared, tag.clone()) else {
+        // Not recorded, like the proxy-wide bound: no request was read.
+        respond(
+            &mut conn,
+            "503 Service Unavailable",
+            "blocked by toolgate sandbox: too many proxy connections from this command at once\n",
+        );
+        return;
+    };
+    let Some(end) = read_until(&mut conn, &mut buf, b"\r\n\r\n") else {
+        return;
+    };
+    let _ = conn.set_read_timeout(None);
+    let rest = buf.split_off(end);
+    let head = String::from_utf8_lossy(&buf).into_owned();
     let first = head.lines().next().unwrap_or_default().to_owned();
     let mut parts = first.split_whitespace();
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
@@ -529,16 +589,26 @@ mod tests {
         assert_eq!(split_host_port("a.b", 443), Some(("a.b".into(), 443)));
         let line = String::from_utf8(tag_line(Some("s 1\r\nX/y"))).unwrap_or_default();
         assert_eq!(line, "TOOLGATE-TAG s%201%0D%0AX/y\r\n");
-        let head = format!("{line}CONNECT a:1 HTTP/1.1\r\n\r\n");
-        assert_eq!(
-            take_tag(&head),
-            (
-                Some("s%201%0D%0AX/y".into()),
-                "CONNECT a:1 HTTP/1.1\r\n\r\n"
-            )
-        );
         let untagged = String::from_utf8(tag_line(None)).unwrap_or_default();
-        assert_eq!(take_tag(&format!("{untagged}GET / HTTP/1.1")).0, None);
+        let read = |sent: &str| {
+            let (mut a, mut b) = UnixStream::pair().unwrap_or_else(|e| panic!("{e}"));
+            a.write_all(sent.as_bytes())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut buf = Vec::new();
+            let tag = read_tag(&mut b, &mut buf);
+            (tag, String::from_utf8_lossy(&buf).into_owned())
+        };
+        let request = "CONNECT a:1 HTTP/1.1\r\n\r\n";
+        assert_eq!(
+            read(&format!("{line}{request}")),
+            (Some(Some("s%201%0D%0AX/y".into())), request.to_owned())
+        );
+        assert_eq!(
+            read(&format!("{untagged}{request}")),
+            (Some(None), request.to_owned())
+        );
+        // No tag line: untagged, and the request line is kept.
+        assert_eq!(read(request), (Some(None), request.to_owned()));
     }
 
     /// Sends one request through a proxy whose recorder answers `recorded`, to an allowed
@@ -702,6 +772,92 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         };
         assert!(denied.starts_with("HTTP/1.1 403"), "{denied}");
+        drop(proxy);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn one_room_cannot_take_every_place() {
+        let dir = std::env::temp_dir().join(format!("toolgate-proxy-tags-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let sock = dir.join("p.sock");
+        let proxy = Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let connect = |tag: &str| {
+            let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+            c.write_all(&tag_line(Some(tag)))
+                .unwrap_or_else(|e| panic!("{e}"));
+            c.set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap_or_else(|e| panic!("{e}"));
+            c
+        };
+        let reply = |mut c: UnixStream, request: &[u8]| {
+            let _ = c.write_all(request);
+            let mut r = String::new();
+            let _ = c.read_to_string(&mut r);
+            r
+        };
+        // A room's silent connections (as the bridge opens them: tag first, then nothing).
+        // Their threads run in any order, so which ones are turned away is not known: count.
+        const EXTRA: usize = 5;
+        let mut held: Vec<UnixStream> = (0..MAX_PROXY_CONNECTIONS_PER_TAG + EXTRA)
+            .map(|_| connect("greedy"))
+            .collect();
+        for c in &held {
+            c.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let mut refused = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while refused.len() < EXTRA && std::time::Instant::now() < deadline {
+            let mut i = 0;
+            while i < held.len() {
+                let mut r = String::new();
+                match held[i].read_to_string(&mut r) {
+                    Ok(_) => refused.push((held.swap_remove(i), r)),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && !r.is_empty() => {
+                        refused.push((held.swap_remove(i), r));
+                    }
+                    Err(_) => i += 1,
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Give a wrongly refused extra one time to show up.
+        std::thread::sleep(Duration::from_millis(200));
+        let late = held
+            .iter()
+            .filter(|c| {
+                let mut c: &UnixStream = c;
+                c.read(&mut [0u8; 64]).is_ok_and(|n| n > 0)
+            })
+            .count();
+        assert_eq!(refused.len() + late, EXTRA, "refused: {refused:?}");
+        for (_, r) in &refused {
+            assert!(r.starts_with("HTTP/1.1 503"), "{r}");
+            assert!(r.contains("from this command"), "{r}");
+        }
+        drop(refused);
+        // Another room is still served (denied here, which needs a decision: it was read).
+        let other = reply(
+            connect("other"),
+            b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n",
+        );
+        assert!(other.starts_with("HTTP/1.1 403"), "{other}");
+        // The room's places come back when its connections end.
+        drop(held);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let again = loop {
+            let r = reply(
+                connect("greedy"),
+                b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n",
+            );
+            if r.starts_with("HTTP/1.1 403") || std::time::Instant::now() > deadline {
+                break r;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(again.starts_with("HTTP/1.1 403"), "{again}");
         drop(proxy);
         let _ = std::fs::remove_dir_all(&dir);
     }
