@@ -737,19 +737,59 @@ mod tests {
         }
     }
 
+    /// A proxy that allows nothing, on a socket in its own directory (removed on drop).
+    struct DenyAllProxy {
+        dir: PathBuf,
+        sock: PathBuf,
+        proxy: Option<Proxy>,
+    }
+
+    impl DenyAllProxy {
+        fn start(label: &str) -> DenyAllProxy {
+            let dir =
+                std::env::temp_dir().join(format!("toolgate-proxy-{label}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+            let sock = dir.join("p.sock");
+            let proxy = Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true)
+                .unwrap_or_else(|e| panic!("{e}"));
+            DenyAllProxy {
+                dir,
+                sock,
+                proxy: Some(proxy),
+            }
+        }
+    }
+
+    impl Drop for DenyAllProxy {
+        fn drop(&mut self) {
+            drop(self.proxy.take());
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    /// Asks `request` for a denied host until the proxy answers 403 (a decision, so the
+    /// connection got a place), for at most 10 s; returns the last reply.
+    fn until_decided(request: impl Fn() -> String) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = request();
+            if r.starts_with("HTTP/1.1 403") || std::time::Instant::now() > deadline {
+                return r;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     #[test]
     fn connections_beyond_the_limit_are_refused_at_once() {
-        let dir = std::env::temp_dir().join(format!("toolgate-proxy-limit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let sock = dir.join("p.sock");
-        let proxy = Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let test_proxy = DenyAllProxy::start("limit");
+        let sock = &test_proxy.sock;
         // Connections that send nothing each hold a place (until the head timeout).
         let held: Vec<UnixStream> = (0..MAX_PROXY_CONNECTIONS)
-            .map(|_| UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}")))
+            .map(|_| UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}")))
             .collect();
-        let mut extra = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+        let mut extra = UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}"));
         extra
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -759,33 +799,23 @@ mod tests {
         assert!(reply.contains("too many proxy connections"), "{reply}");
         // Places are given back when connections end.
         drop(held);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let denied = loop {
-            let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+        let denied = until_decided(|| {
+            let mut c = UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}"));
             c.write_all(b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n")
                 .unwrap_or_else(|e| panic!("{e}"));
             let mut r = String::new();
             let _ = c.read_to_string(&mut r);
-            if r.starts_with("HTTP/1.1 403") || std::time::Instant::now() > deadline {
-                break r;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+            r
+        });
         assert!(denied.starts_with("HTTP/1.1 403"), "{denied}");
-        drop(proxy);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn one_room_cannot_take_every_place() {
-        let dir = std::env::temp_dir().join(format!("toolgate-proxy-tags-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let sock = dir.join("p.sock");
-        let proxy = Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let test_proxy = DenyAllProxy::start("tags");
+        let sock = &test_proxy.sock;
         let connect = |tag: &str| {
-            let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
+            let mut c = UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}"));
             c.write_all(&tag_line(Some(tag)))
                 .unwrap_or_else(|e| panic!("{e}"));
             c.set_read_timeout(Some(Duration::from_secs(10)))
@@ -846,20 +876,13 @@ mod tests {
         assert!(other.starts_with("HTTP/1.1 403"), "{other}");
         // The room's places come back when its connections end.
         drop(held);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let again = loop {
-            let r = reply(
+        let again = until_decided(|| {
+            reply(
                 connect("greedy"),
                 b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n",
-            );
-            if r.starts_with("HTTP/1.1 403") || std::time::Instant::now() > deadline {
-                break r;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+            )
+        });
         assert!(again.starts_with("HTTP/1.1 403"), "{again}");
-        drop(proxy);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
