@@ -410,8 +410,10 @@ async fn run(
 ) -> toolgate_protocol::CallResult {
     let name = call.name.clone();
     let cancel = gate.session().cancellation().child_token();
-    let exec = gate.execute_with_cancel(call, cancel.clone());
-    tokio::pin!(exec);
+    // On the heap: the pipeline's future is large, and held inline it made every request
+    // task that much larger to move into and out of the runtime (≈8 % of a small call's CPU
+    // in memcpy).
+    let mut exec = Box::pin(gate.execute_with_cancel(call, cancel.clone()));
     let started = Instant::now();
     let mut ticker = tokio::time::interval_at(
         tokio::time::Instant::now() + PROGRESS_INTERVAL,

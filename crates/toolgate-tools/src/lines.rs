@@ -57,27 +57,33 @@ pub(crate) fn render(
     let keep = window.max_line_chars.saturating_mul(4).saturating_add(4);
     let mut buf = Vec::with_capacity(keep.min(64 * 1024));
     let mut number = window.first;
-    // One scratch line for the whole rendering: a read is called for every file a model
-    // looks at, and an allocation per line was a visible share of a small read's cost.
-    let mut line = String::new();
+    // Room for the lines in view plus their numbers, within the cap: growing the text
+    // line by line was a visible share of a small read's cost.
+    let ahead = reader.fill_buf()?.len();
+    out.text.reserve(
+        ahead
+            .saturating_add(ahead / 4)
+            .min(window.max_bytes.saturating_add(1024)),
+    );
     while out.shown < window.limit {
         let Some(total_len) = read_line_capped(reader, keep, &mut buf)? else {
             out.at_eof = true;
             break;
         };
-        format_line(
-            &mut line,
+        let before = out.text.len();
+        append_line(
+            &mut out.text,
             number,
             &buf,
             total_len,
             window.max_line_chars,
             &mut out.cut_lines,
         );
-        if out.text.len() + line.len() > window.max_bytes && out.shown > 0 {
+        if out.text.len() > window.max_bytes && out.shown > 0 {
+            out.text.truncate(before);
             out.capped = true;
             return Ok(out);
         }
-        out.text.push_str(&line);
         out.shown += 1;
         number += 1;
     }
@@ -87,10 +93,9 @@ pub(crate) fn render(
     Ok(out)
 }
 
-/// Writes one `cat -n` line (number, tab, content, newline) into `line`, replacing what
-/// was there.
-fn format_line(
-    line: &mut String,
+/// Appends one `cat -n` line (number, tab, content, newline) to `out`.
+fn append_line(
+    out: &mut String,
     number: u64,
     bytes: &[u8],
     total_len: u64,
@@ -98,30 +103,61 @@ fn format_line(
     cut: &mut bool,
 ) {
     use std::fmt::Write;
-    line.clear();
-    let mut content = String::from_utf8_lossy(bytes);
+    // Validating first is much faster than the lossy scan for the usual, valid line.
+    let mut content = match std::str::from_utf8(bytes) {
+        Ok(valid) => std::borrow::Cow::Borrowed(valid),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     if content.ends_with('\r') && total_len == bytes.len() as u64 {
         content.to_mut().pop();
     }
+    push_line_number(out, number);
+    // A line has at least as many bytes as characters: most lines need no counting.
+    let cut_at = if content.len() > max_chars {
+        content.char_indices().nth(max_chars).map(|(at, _)| at)
+    } else {
+        None
+    };
     // Writing to a String cannot fail.
-    let _ = write!(line, "{number:>6}\t");
-    match content.char_indices().nth(max_chars) {
-        Some((at, _)) => {
+    match cut_at {
+        Some(at) => {
             *cut = true;
-            line.push_str(&content[..at]);
+            out.push_str(&content[..at]);
             let _ = write!(
-                line,
+                out,
                 "… [line cut at {max_chars} characters; it is {total_len} bytes long]"
             );
         }
         None if total_len > bytes.len() as u64 => {
             *cut = true;
-            line.push_str(&content);
-            let _ = write!(line, "… [line cut; it is {total_len} bytes long]");
+            out.push_str(&content);
+            let _ = write!(out, "… [line cut; it is {total_len} bytes long]");
         }
-        None => line.push_str(&content),
+        None => out.push_str(&content),
     }
-    line.push('\n');
+    out.push('\n');
+}
+
+/// `{number:>6}\t` without the formatting machinery, which cost more than the rest of a
+/// short line.
+fn push_line_number(out: &mut String, number: u64) {
+    let mut digits = [b' '; 20];
+    let mut at = digits.len();
+    let mut n = number;
+    loop {
+        at -= 1;
+        // `n % 10` is a single decimal digit.
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = at.min(digits.len() - 6);
+    for &d in &digits[start..] {
+        out.push(char::from(d));
+    }
+    out.push('\t');
 }
 
 /// Reads one line (without its `\n`) into `buf`, keeping at most `keep` bytes. Returns the
@@ -206,6 +242,47 @@ pub(crate) fn count_lines(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_numbers_match_the_formatting_machinery() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            99_999,
+            999_999,
+            1_000_000,
+            123_456_789,
+            u64::MAX,
+        ] {
+            let mut out = String::from("x");
+            push_line_number(&mut out, n);
+            assert_eq!(out, format!("x{n:>6}\t"), "{n}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_shown_as_replacement_characters() {
+        let mut r: &[u8] = b"ok\na\xffb\r\n";
+        let out = render(&mut r, window(1, 10), &|| false).unwrap();
+        assert_eq!(out.text, "     1\tok\n     2\ta\u{fffd}b\n");
+    }
+
+    #[test]
+    fn multibyte_lines_are_cut_by_characters_not_bytes() {
+        // 10 characters, 30 bytes: longer than the cap in bytes, not in characters.
+        let mut r = "éééééééééé\nßßßßßßßßßßß\n".as_bytes();
+        let out = render(&mut r, window(1, 10), &|| false).unwrap();
+        assert!(out.text.starts_with("     1\téééééééééé\n"), "{}", out.text);
+        assert!(
+            out.text
+                .contains("     2\tßßßßßßßßßß… [line cut at 10 characters"),
+            "{}",
+            out.text
+        );
+        assert!(out.cut_lines);
+    }
 
     fn window(first: u64, limit: u64) -> Window {
         Window {

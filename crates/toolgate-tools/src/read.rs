@@ -130,9 +130,28 @@ impl TypedTool for ReadTool {
         Some(v)
     }
 
-    async fn run(&self, input: ReadInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, mut input: ReadInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let resolved = take_resolved(input.resolved.take())?;
+        // Opening is the same kind of system call `validate` has already made on this task
+        // resolving the path (and cannot hang on a FIFO: O_NONBLOCK).
+        let opened = open(&self.config, &resolved)?;
         let config = Arc::clone(&self.config);
-        tokio::task::spawn_blocking(move || read_blocking(&config, &ctx, input))
+        let work: Box<dyn FnOnce() -> Result<ToolOutput, ToolError> + Send> =
+            if on_local_file_system(&opened.file) {
+                let file = sniff_opened(&resolved, opened)?;
+                if file.renders_inline() {
+                    return render_opened(&config, &ctx, &resolved, file, input);
+                }
+                Box::new(move || render_opened(&config, &ctx, &resolved, file, input))
+            } else {
+                // Not even the first bytes are read here: on a network or FUSE file
+                // system any read can wait.
+                Box::new(move || {
+                    let file = sniff_opened(&resolved, opened)?;
+                    render_opened(&config, &ctx, &resolved, file, input)
+                })
+            };
+        tokio::task::spawn_blocking(work)
             .await
             .map_err(|e| ToolError::Failed(format!("Read stopped unexpectedly: {e}")))?
     }
@@ -181,28 +200,94 @@ fn sniff(head: &[u8]) -> Sniffed {
     Sniffed::Text
 }
 
-fn read_blocking(
-    config: &FileToolsConfig,
-    ctx: &ToolContext,
-    input: ReadInput,
-) -> Result<ToolOutput, ToolError> {
-    let resolved = take_resolved(input.resolved)?;
+/// Text files up to this size are rendered on the calling task instead of the blocking
+/// pool. Handing a call to a pool thread and back costs two thread wake-ups, which was more
+/// than reading and rendering a small file from the page cache; larger files, images, PDFs
+/// and notebooks (whose decoding can take long whatever their size) still go to the pool.
+const INLINE_TEXT_MAX_BYTES: u64 = 64 * 1024;
+
+/// File systems whose reads are served by this machine (`statfs(2)` magic numbers). On
+/// any other — NFS, SMB, FUSE, … — a read can wait on a network or another process, so it
+/// goes to the blocking pool whatever its size and never stalls the caller's other calls.
+const LOCAL_FILE_SYSTEMS: [u64; 10] = [
+    0xEF53,      // ext2/3/4
+    0x5846_5342, // xfs
+    0x9123_683E, // btrfs
+    0x0102_1994, // tmpfs
+    0x8584_58F6, // ramfs
+    0x794C_7630, // overlayfs
+    0xF2F5_2010, // f2fs
+    0x2FC1_2FC1, // zfs
+    0x7371_7368, // squashfs
+    0x4D44,      // vfat
+];
+
+/// An opened file with its first bytes looked at.
+struct SniffedFile {
+    opened: Opened,
+    kind: Sniffed,
+    is_notebook: bool,
+}
+
+impl SniffedFile {
+    /// A small text file (on a local file system: the caller checked).
+    fn renders_inline(&self) -> bool {
+        self.kind == Sniffed::Text
+            && !self.is_notebook
+            && self.opened.size() <= INLINE_TEXT_MAX_BYTES
+    }
+}
+
+fn open(config: &FileToolsConfig, resolved: &ResolvedPath) -> Result<Opened, ToolError> {
     let root = resolved.root_dir()?;
-    let opened = paths::open_file(
+    Ok(paths::open_file(
         &root,
         &resolved.rel,
         &resolved.real,
         config.allow_hard_links,
-    )?;
+    )?)
+}
+
+fn sniff_opened(resolved: &ResolvedPath, opened: Opened) -> Result<SniffedFile, ToolError> {
     let mut head = vec![0u8; SNIFF_BYTES];
     let n =
         read_at_full(&opened, &mut head).map_err(|e| Error::io("reading", &resolved.real, e))?;
     head.truncate(n);
+    let kind = sniff(&head);
     let is_notebook = resolved
         .real
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"));
-    let kind = sniff(&head);
+    Ok(SniffedFile {
+        opened,
+        kind,
+        is_notebook,
+    })
+}
+
+/// Whether the file lies on a file system in [`LOCAL_FILE_SYSTEMS`]; `false` if unknown.
+fn on_local_file_system(file: &std::fs::File) -> bool {
+    rustix::fs::fstatfs(file).is_ok_and(|st| {
+        // The magic is a signed or unsigned word depending on the architecture; the known
+        // values are all positive 32-bit numbers.
+        #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+        let magic = st.f_type as u64;
+        LOCAL_FILE_SYSTEMS.contains(&magic)
+    })
+}
+
+fn render_opened(
+    config: &FileToolsConfig,
+    ctx: &ToolContext,
+    resolved: &ResolvedPath,
+    file: SniffedFile,
+    input: ReadInput,
+) -> Result<ToolOutput, ToolError> {
+    let SniffedFile {
+        opened,
+        kind,
+        is_notebook,
+    } = file;
     if input.pages.is_some() && kind != Sniffed::Pdf {
         return Err(ToolError::InvalidRequest(format!(
             "`pages` applies to PDF files only and {} is not a PDF; use offset and limit for text",
@@ -210,20 +295,20 @@ fn read_blocking(
         )));
     }
     match kind {
-        Sniffed::Image(mime) => media::read_image(config, &resolved, opened, mime),
-        Sniffed::Pdf => media::read_pdf(config, &resolved, opened, input.pages.as_deref()),
+        Sniffed::Image(mime) => media::read_image(config, resolved, opened, mime),
+        Sniffed::Pdf => media::read_pdf(config, resolved, opened, input.pages.as_deref()),
         Sniffed::Binary => Err(ToolError::InvalidRequest(format!(
             "{} is a binary file ({} bytes) and Read shows text, images, notebooks and PDFs only",
             resolved.display.display(),
             opened.size()
         ))),
         Sniffed::Text if is_notebook => {
-            let (bytes, hash) = read_whole(config, &resolved, opened)?;
+            let (bytes, hash) = read_whole(config, resolved, opened)?;
             let out = ipynb::render(&bytes, &resolved.display)?;
-            record(ctx, &resolved, Fingerprint::Content(hash), false);
+            record(ctx, resolved, Fingerprint::Content(hash), false);
             Ok(out)
         }
-        Sniffed::Text => read_text(config, ctx, &resolved, opened, input.offset, input.limit),
+        Sniffed::Text => read_text(config, ctx, resolved, opened, input.offset, input.limit),
     }
 }
 
@@ -379,4 +464,16 @@ fn read_text(
         ));
     }
     Ok(ToolOutput::text(text).with_structured(structured))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_and_pseudo_file_systems_are_not_read_inline() {
+        // procfs stands in for any file system not on the list: its reads run code.
+        let proc_file = std::fs::File::open("/proc/self/status").unwrap();
+        assert!(!on_local_file_system(&proc_file));
+    }
 }

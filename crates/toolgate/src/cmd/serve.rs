@@ -73,8 +73,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
     // One stdio connection is one client whose calls arrive one line at a time: a
     // single-threaded runtime serves them without handing every message between worker
     // threads (measured: a third of the context switches, ≈1.4× sequential calls/s). File
-    // and search tools still run on the blocking pool, so they use the other cores. HTTP
-    // serves many sessions at once and keeps the multi-threaded runtime.
+    // and search tools still run on the blocking pool (except Reads of small text files),
+    // so they use the other cores. HTTP serves many sessions at once and keeps the
+    // multi-threaded runtime.
     let built = if args.http.is_none() {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
