@@ -342,8 +342,9 @@ fn respond(conn: &mut UnixStream, status: &str, body: &str) {
     let _ = conn.write_all(response.as_bytes());
 }
 
-/// Reads into `buf` until it contains `needle` (searching from `from`); returns where the
-/// needle ends. `None` if the peer closes, times out or sends more than [`MAX_HEAD`].
+/// Reads into `buf` (which may already hold bytes) until it contains `needle`; returns
+/// where the needle ends. `None` if the peer closes, times out or sends more than
+/// [`MAX_HEAD`].
 fn read_until(conn: &mut UnixStream, buf: &mut Vec<u8>, needle: &[u8]) -> Option<usize> {
     let mut chunk = [0u8; 2048];
     let mut from = 0;
