@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ServeError;
 use crate::handler::{GateServer, SharedSessions};
-use crate::sessions::{BoundedSessions, MAX_HTTP_SESSIONS};
+use crate::sessions::{BoundedSessions, MAX_HTTP_SESSIONS, SESSIONS_FULL, SessionLimitError};
 use crate::source::SessionSource;
 
 /// The path the MCP endpoint is served on.
@@ -110,15 +110,18 @@ pub async fn serve_http(
         config,
     );
     let token: Option<Arc<str>> = options.token.as_deref().map(Arc::from);
-    let router =
-        axum::Router::new()
-            .nest_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn(
-                move |req: Request, next: Next| {
-                    let token = token.clone();
-                    async move { authorize(token.as_deref(), req, next).await }
-                },
-            ));
+    let limit = options.max_sessions;
+    let router = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| session_limit_unavailable(limit, req, next),
+        ))
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| {
+                let token = token.clone();
+                async move { authorize(token.as_deref(), req, next).await }
+            },
+        ));
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|source| ServeError::Bind {
@@ -164,6 +167,39 @@ async fn authorize(token: Option<&str>, req: Request, next: Next) -> Response {
             .into_response(),
     }
 }
+
+/// Seconds a client refused for a full session table is asked to wait.
+const SESSIONS_FULL_RETRY_AFTER_SECS: u32 = 30;
+
+/// rmcp answers an `initialize` refused by [`BoundedSessions`] with `500` ("Encounter an
+/// error when create session: …"). A full session table is temporary and the client may
+/// try again, so the answer becomes `503 Service Unavailable` with `Retry-After`. Other
+/// responses pass unchanged; only `500`s (small error texts) are read.
+async fn session_limit_unavailable(limit: usize, req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    if response.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_MAX_BYTES).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "internal error\n").into_response();
+    };
+    if !String::from_utf8_lossy(&bytes).contains(SESSIONS_FULL) {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    }
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(
+            header::RETRY_AFTER,
+            SESSIONS_FULL_RETRY_AFTER_SECS.to_string(),
+        )],
+        format!("{}\n", SessionLimitError::Full { limit }),
+    )
+        .into_response()
+}
+
+/// Largest error body [`session_limit_unavailable`] reads.
+const ERROR_BODY_MAX_BYTES: usize = 64 * 1024;
 
 /// Compares without an early exit, so response timing does not reveal the matching prefix.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
