@@ -6,8 +6,9 @@
 //! Python loop, ≈57 KiB each) grows the server by gigabytes before the first one expires.
 //! [`BoundedSessions`] is rmcp's in-memory session manager with a ceiling: at
 //! [`MAX_HTTP_SESSIONS`] live sessions a new one is refused (the client gets a `503` naming
-//! the limit, with `Retry-After`) and the sessions that exist carry on. A session ends — and frees its
-//! place — when rmcp closes it, which it does for `DELETE`, idle expiry and server shutdown.
+//! the limit, with `Retry-After`) and the sessions that exist carry on. A session ends — and
+//! frees its place — when rmcp closes it, which it does for `DELETE`, idle expiry and server
+//! shutdown.
 
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -23,8 +24,8 @@ pub const MAX_HTTP_SESSIONS: usize = 1024;
 
 /// The words that say the session table is full; [`crate::http`] looks for them in rmcp's
 /// answer to a refused `initialize` to turn it into a `503`.
-pub(crate) const SESSIONS_FULL: &str = "MCP sessions are open, the most this server keeps: end one (HTTP DELETE) or wait until \
-     idle ones expire";
+pub(crate) const SESSIONS_FULL: &str = "MCP sessions are open, the most this server keeps: \
+     end one (HTTP DELETE) or wait until idle ones expire";
 
 /// Why a session operation failed.
 #[derive(Debug, thiserror::Error)]
