@@ -628,6 +628,55 @@ fn allowlist_proxy_allows_listed_domains_only() {
     drop(proxy);
 }
 
+/// pid 1 (the mini-init) and the proxy bridge are reachable from the command only through
+/// the kernel's ptrace checks and their own code; neither may hold a capability while the
+/// command runs, or a flaw in them would be worth the user namespace's privileges (unmasking
+/// a read-denied path, for one).
+#[test]
+fn init_and_bridge_hold_no_capabilities() {
+    tier_a();
+    let f = Fixture::new();
+    let sock = f.root.join("proxy.sock");
+    let proxy =
+        Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = f.policy();
+    p.network.mode = NetworkMode::Allowlist;
+    p.network.proxy_socket = Some(proxy.socket_path().to_path_buf());
+    let out = f.sh(
+        &p,
+        "for s in /proc/[0-9]*/status; do \
+           printf '%s %s %s %s\\n' \"$s\" \"$(grep '^NoNewPrivs' \"$s\" | cut -f2)\" \
+             \"$(grep '^CapEff' \"$s\" | cut -f2)\" \"$(grep '^CapPrm' \"$s\" | cut -f2)\"; \
+         done",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let processes: Vec<&str> = listing.lines().filter(|l| !l.trim().is_empty()).collect();
+    // pid 1, the bridge, the shell and the children it forked for the loop.
+    assert!(
+        processes.iter().any(|l| l.starts_with("/proc/1/status ")),
+        "{listing}"
+    );
+    assert!(processes.len() >= 3, "{listing}");
+    for line in &processes {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // A process that exited between the glob and the read shows no fields: skip it.
+        if fields.len() < 4 {
+            continue;
+        }
+        assert_eq!(fields[1], "1", "no_new_privs not set: {line}\n{listing}");
+        assert_eq!(
+            fields[2], "0000000000000000",
+            "effective capabilities: {line}"
+        );
+        assert_eq!(
+            fields[3], "0000000000000000",
+            "permitted capabilities: {line}"
+        );
+    }
+    drop(proxy);
+}
+
 #[test]
 fn exit_status_and_signals_propagate() {
     tier_a();

@@ -246,8 +246,25 @@ fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
         }
     }
     crate::timing::mark("init-view-built");
-    if let Some((path_fd, port, tag_line)) = &ready.proxy {
-        let listener = bridge::listen(*port)?;
+    let listener = match &ready.proxy {
+        Some((_, port, _)) => Some(bridge::listen(*port)?),
+        None => None,
+    };
+    // Nothing pid 1 (or the bridge) does from here on needs a privilege: waiting, forwarding
+    // signals and killing same-uid processes, relaying bytes to the proxy's socket. They
+    // held every capability of the sandbox's user namespace (or the caller's own, without
+    // one), unreachable from the command only as long as the kernel's ptrace checks hold and
+    // their own code has no flaw; now a flaw in them gives no more than the command has.
+    caps::drop_all(ready.strict_caps)?;
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(SandboxError::last_os(
+            "no_new_privs",
+            "PR_SET_NO_NEW_PRIVS in pid 1",
+            "report this bug",
+        ));
+    }
+    if let (Some(listener), Some((path_fd, _, tag_line))) = (listener, &ready.proxy) {
         // SAFETY: single-threaded; the bridge child never returns.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
