@@ -642,6 +642,39 @@ fn init_and_bridge_hold_no_capabilities() {
     let mut p = f.policy();
     p.network.mode = NetworkMode::Allowlist;
     p.network.proxy_socket = Some(proxy.socket_path().to_path_buf());
+    // pid 1 and the bridge (pid 3: forked after the command) are out of the command's reach
+    // even without Landlock, whose ptrace scoping would otherwise hide a missing guard:
+    // their memory, environment and descriptors.
+    let mut bare = p.clone();
+    bare.disabled_layers = vec![Layer::Landlock];
+    for pid in ["1", "3"] {
+        assert_contained(&f.run(&bare, &[&tool_s(), "read", &format!("/proc/{pid}/environ")]));
+        // Opening is the whole check (reading offset 0 of `mem` fails anyway).
+        let out = f.sh(
+            &bare,
+            &format!(
+                "grep -q '^Name:.*toolgate' /proc/{pid}/status && echo FOUND; \
+                 (exec 3<>/proc/{pid}/mem) 2>/dev/null && echo OPENED; \
+                 readlink /proc/{pid}/fd/0 && echo LINKED"
+            ),
+        );
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            said.contains("FOUND"),
+            "pid {pid} is not ours: {}",
+            text(&out)
+        );
+        assert!(
+            !said.contains("OPENED"),
+            "pid {pid}'s memory opened: {}",
+            text(&out)
+        );
+        assert!(
+            !said.contains("LINKED"),
+            "pid {pid}'s descriptors: {}",
+            text(&out)
+        );
+    }
     let out = f.sh(
         &p,
         "for s in /proc/[0-9]*/status; do \

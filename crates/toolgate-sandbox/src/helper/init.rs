@@ -264,6 +264,20 @@ fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
             "report this bug",
         ));
     }
+    // With no capabilities left, pid 1 and the bridge would be the command's equals: same
+    // uid, same (empty) capability sets, so `/proc/1/mem` would open for writing unless
+    // Landlock's ptrace scoping is there. Non-dumpable, they need CAP_SYS_PTRACE in the
+    // host's user namespace instead: no process of the sandbox can take them over and use
+    // their freedom from seccomp and Landlock. (The command's own `execve` makes it dumpable
+    // again; the bridge inherits this.)
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(SandboxError::last_os(
+            "user_ns",
+            "PR_SET_DUMPABLE 0 in pid 1",
+            "report this bug",
+        ));
+    }
     if let (Some(listener), Some((path_fd, _, tag_line))) = (listener, &ready.proxy) {
         // SAFETY: single-threaded; the bridge child never returns.
         let pid = unsafe { libc::fork() };
