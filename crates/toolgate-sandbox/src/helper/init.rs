@@ -1,8 +1,9 @@
 //! The sandbox's pid 1 (mini-init) and the final command process.
 //!
 //! pid 1 waits until the helper has moved it into the cgroups, forks the command process
-//! (which inherits them), then builds the filesystem view, brings loopback up and starts the
-//! proxy bridge while the command process applies the restrictions that do not depend on the
+//! (which inherits them), then builds the filesystem view, brings loopback up, gives up its
+//! own privileges (capabilities, `no_new_privs`, dumpable) and starts the proxy bridge while
+//! the command process applies the restrictions that do not depend on the
 //! view (signal dispositions, session, rlimits, `no_new_privs`, seccomp). The command process
 //! waits on a pipe until pid 1 says the view is complete, and only then changes directory,
 //! applies Landlock (whose rules name paths of the view), drops its capabilities and execs.
@@ -213,8 +214,9 @@ fn enter(ready: &Ready) -> Result<(), SandboxError> {
     Ok(())
 }
 
-/// The filesystem view, loopback and the proxy bridge. `go_fd` is the write end of the
-/// command's start pipe, closed in the bridge so that only pid 1 holds it.
+/// The filesystem view, loopback, pid 1's own privileges given up, and the proxy bridge.
+/// `go_fd` is the write end of the command's start pipe, closed in the bridge so that only
+/// pid 1 holds it.
 fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
     if ready.tier_a {
         if ready.policy.filesystem.mode == FsMode::Off {
@@ -251,10 +253,9 @@ fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
         None => None,
     };
     // Nothing pid 1 (or the bridge) does from here on needs a privilege: waiting, forwarding
-    // signals and killing same-uid processes, relaying bytes to the proxy's socket. They
-    // held every capability of the sandbox's user namespace (or the caller's own, without
-    // one), unreachable from the command only as long as the kernel's ptrace checks hold and
-    // their own code has no flaw; now a flaw in them gives no more than the command has.
+    // signals and killing same-uid processes, relaying bytes to the proxy's socket. Kept,
+    // every capability of the sandbox's user namespace (the caller's own, without one) would
+    // be the prize for any flaw in code that handles the command's signals and bytes.
     caps::drop_all(ready.strict_caps)?;
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
