@@ -212,3 +212,15 @@ async fn notebooks_are_rendered_cell_by_cell() {
     assert!(out.contains("<output type=\"stream\">\n1\n</output>"));
     assert!(out.contains("<cell id=\"def\" index=\"1\" type=\"markdown\">\n# Done\n</cell>"));
 }
+
+/// A file system not known to be local (sysfs stands in for NFS or FUSE, which a test cannot
+/// mount) is read on the blocking pool, first bytes included; the answer is the same.
+#[tokio::test]
+async fn files_on_other_file_systems_are_read_through_the_pool() {
+    let dir = "/sys/devices/system/cpu";
+    let file = format!("{dir}/online");
+    let expected = std::fs::read_to_string(&file).unwrap();
+    let env = Env::with(FileToolsConfig::default(), |b| b.add_dir(dir));
+    let out = env.ok("Read", json!({"file_path": file})).await;
+    assert_eq!(out, format!("     1\t{}", expected));
+}
