@@ -6,6 +6,7 @@
 //! - `toolgate audit`: verify, tail and summarise audit logs;
 //! - `toolgate sandbox`: the sandbox's status, and running any command in it.
 
+mod alloc;
 mod cli;
 mod cmd;
 mod output;
@@ -15,13 +16,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Every call builds and drops several JSON trees, strings and buffers; with glibc's
-/// allocator that churn (including its fastbin consolidation on each larger request) was a
-/// quarter of `serve`'s CPU per call. mimalloc: ≈18 % less CPU per call, for ≈0.15 ms more
-/// start-up per process (bench/README.md). Version 2 starts faster than 3; `no_thp` keeps it
-/// from asking for huge pages, which had doubled the peak RSS.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::GateAllocator = alloc::GateAllocator;
 
 /// Exit code for command-line usage errors (BSD `EX_USAGE`).
 pub const EXIT_USAGE: u8 = 64;
