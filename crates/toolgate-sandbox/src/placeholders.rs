@@ -31,6 +31,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::policy::COMMONDIR_PLACEHOLDER;
+
 /// The per-run shared lock (held by the helper while the sandbox runs).
 pub(crate) struct RunLock {
     fd: OwnedFd,
@@ -117,15 +119,22 @@ fn append_pending(path: &Path, created: &[PathBuf]) {
         .and_then(|mut f| f.write_all(text.as_bytes()));
 }
 
-/// Removes an empty placeholder: `rmdir` (fails if anything was put in it) or `unlink` of
-/// an empty regular file. Symlinks and non-empty files are left alone.
+/// Removes a placeholder as it was made: `rmdir` (fails if anything was put in it), or
+/// `unlink` of an empty regular file or of a `commondir` that still holds exactly
+/// [`COMMONDIR_PLACEHOLDER`]. Symlinks and files with other content are left alone.
 pub(crate) fn remove_if_empty(path: &Path) {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return;
     };
     if meta.is_dir() {
         let _ = std::fs::remove_dir(path);
-    } else if meta.is_file() && meta.size() == 0 {
+        return;
+    }
+    let ours = meta.size() == 0
+        || (meta.size() == COMMONDIR_PLACEHOLDER.len() as u64
+            && path.file_name().is_some_and(|n| n == "commondir")
+            && std::fs::read(path).is_ok_and(|content| content == COMMONDIR_PLACEHOLDER));
+    if meta.is_file() && ours {
         let _ = std::fs::remove_file(path);
     }
 }
@@ -167,11 +176,32 @@ mod tests {
         std::fs::write(full_dir.join("settings.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(&empty_file, "").unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(&full_file, "x").unwrap_or_else(|e| panic!("{e}"));
-        for p in [&empty_dir, &full_dir, &empty_file, &full_file] {
+        let ours = dir.path().join("a/commondir");
+        let theirs = dir.path().join("b/commondir");
+        let not_commondir = dir.path().join("c/HEAD");
+        for (path, content) in [
+            (&ours, COMMONDIR_PLACEHOLDER),
+            (&theirs, b"../elsewhere\n".as_slice()),
+            (&not_commondir, COMMONDIR_PLACEHOLDER),
+        ] {
+            let parent = path.parent().unwrap_or_else(|| panic!("no parent"));
+            std::fs::create_dir(parent).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(path, content).unwrap_or_else(|e| panic!("{e}"));
+        }
+        for p in [
+            &empty_dir,
+            &full_dir,
+            &empty_file,
+            &full_file,
+            &ours,
+            &theirs,
+            &not_commondir,
+        ] {
             remove_if_empty(p);
         }
-        assert!(!empty_dir.exists() && !empty_file.exists());
+        assert!(!empty_dir.exists() && !empty_file.exists() && !ours.exists());
         assert!(full_dir.join("settings.json").exists() && full_file.exists());
+        assert!(theirs.exists() && not_commondir.exists());
         let list = vec![empty_dir.clone(), full_file.clone()];
         assert_eq!(decode(&encode(&list)), list);
     }

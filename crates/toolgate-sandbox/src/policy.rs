@@ -31,6 +31,9 @@ pub const DEFAULT_HOME_READ_DENY: &[&str] = &[
 /// Pattern (last path component) of files unreadable at the top of every writable root.
 pub const DEFAULT_ROOT_READ_DENY: &[&str] = &[".env*"];
 
+/// The content of a `.git/commondir` placeholder (see [`WhenMissing::PlaceholderCommonDir`]).
+pub const COMMONDIR_PLACEHOLDER: &[u8] = b".\n";
+
 /// How an entry of [`DEFAULT_PROTECTED`] is protected when it does not exist yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -40,6 +43,10 @@ pub enum WhenMissing {
     PlaceholderDir,
     /// Create an empty placeholder file and mount it read-only.
     PlaceholderFile,
+    /// Create a placeholder file holding [`COMMONDIR_PLACEHOLDER`] and mount it read-only:
+    /// for `.git/commondir`, where an empty file would break git and the line `.` points
+    /// the repository's common directory at itself, which is what no file means.
+    PlaceholderCommonDir,
     /// Only protect it if it exists (creating it is not a persistence vector on its own, or an
     /// empty placeholder would break tools outside the sandbox).
     Skip,
@@ -58,12 +65,18 @@ pub struct ProtectedName {
 /// Write-protected carve-outs inside writable roots: `(relative path, when missing)`.
 ///
 /// Existing entries become read-only bind mounts. Missing ones with a placeholder policy get an
-/// empty placeholder on the host (left in place after the command, so concurrent sandboxes
-/// can't race on removing it) that is mounted read-only inside. `.git/*` entries are only
-/// protected when `.git` is a directory.
+/// empty placeholder on the host, mounted read-only inside and removed after the run when no
+/// other sandbox of the user still runs (`placeholders.rs`). When `.git` is missing, the
+/// placeholder of every `.git/*` entry is `.git` itself, their first missing component; a
+/// `.git` file is made read-only.
 pub const DEFAULT_PROTECTED: &[(&str, WhenMissing)] = &[
     (".git/hooks", WhenMissing::PlaceholderDir),
-    (".git/config", WhenMissing::Skip),
+    (".git/config", WhenMissing::PlaceholderFile),
+    // Read by git only with `extensions.worktreeConfig`, then as trusted as `config`.
+    (".git/config.worktree", WhenMissing::PlaceholderFile),
+    // A `commondir` file moves `config` and `hooks` to the directory it names: one the
+    // command could fill (checked: `core.fsmonitor` there runs at the next `git status`).
+    (".git/commondir", WhenMissing::PlaceholderCommonDir),
     (".git/info", WhenMissing::Skip),
     (".toolgate", WhenMissing::PlaceholderDir),
     (".claude", WhenMissing::PlaceholderDir),

@@ -175,6 +175,238 @@ fn protected_paths_cannot_be_written_or_created() {
     );
 }
 
+/// Where there is no `.git`, a command must not create a repository: its hooks, its
+/// `core.fsmonitor` or a `gitdir:` file pointing at a directory the command filled would run
+/// at the user's next `git` command in the workspace, outside the sandbox.
+#[test]
+fn a_repository_cannot_be_created_where_there_is_none() {
+    tier_a();
+    let f = Fixture::new();
+    std::fs::remove_dir_all(f.ws.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let p = f.policy();
+    for t in [".git/hooks/pre-commit", ".git/config", ".git/HEAD"] {
+        let out = f.run(
+            &p,
+            &[&tool_s(), "write", &f.ws.join(t).to_string_lossy(), "pwned"],
+        );
+        assert_contained(&out);
+    }
+    let script = "mkdir -p .git/hooks; echo pwned > .git/hooks/pre-commit; \
+                  git init -q . 2>/dev/null; git init -q --separate-git-dir=gd . 2>/dev/null; \
+                  rm -rf .git 2>/dev/null; mv .git moved 2>/dev/null; \
+                  printf 'gitdir: evil\\n' > .git 2>/dev/null; \
+                  mkdir -p evil/hooks && echo written > evil/hooks/pre-commit; true";
+    let out = f.sh(&p, script);
+    assert!(out.status.success(), "{}", text(&out));
+    // Positive control: the rest of the workspace stayed writable.
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("evil/hooks/pre-commit")).unwrap_or_default(),
+        "written\n",
+        "{}",
+        text(&out)
+    );
+    assert!(!f.ws.join("moved").exists() && !f.ws.join("gd").exists());
+    // The placeholder is gone after the run, or (while another test's sandbox holds the
+    // shared lock) still an empty directory: never a file, never with content.
+    let git = f.ws.join(".git");
+    if let Ok(meta) = std::fs::symlink_metadata(&git) {
+        let entries = std::fs::read_dir(&git)
+            .map(|d| d.count())
+            .unwrap_or(usize::MAX);
+        assert!(
+            meta.is_dir() && entries == 0,
+            "a repository was created: {}",
+            text(&out)
+        );
+    }
+}
+
+/// `.git/commondir` moves a repository's `config` and `hooks` to the directory it names;
+/// pointed at a directory the command filled, its `core.fsmonitor` would run at the user's
+/// next `git status`. The placeholder (`.`, pointing at the repository itself) must leave
+/// git working inside and outside.
+#[test]
+fn git_config_cannot_be_redirected() {
+    tier_a();
+    let f = Fixture::new();
+    std::fs::remove_dir_all(f.ws.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&f.ws)
+            .output()
+            .unwrap_or_else(|e| panic!("git: {e}"))
+    };
+    let init = git(&["init", "-q", "."]);
+    assert!(init.status.success(), "{}", text(&init));
+    let p = f.policy();
+    for t in [".git/commondir", ".git/config.worktree"] {
+        let out = f.run(
+            &p,
+            &[
+                &tool_s(),
+                "write",
+                &f.ws.join(t).to_string_lossy(),
+                "../evil\n",
+            ],
+        );
+        assert_contained(&out);
+    }
+    let script = "mkdir -p evil/hooks evil/objects evil/refs && cp .git/HEAD evil/ && \
+                  printf '[core]\\n\\tfsmonitor = \"touch pwned; false\"\\n' > evil/config; \
+                  printf '../evil\\n' > .git/commondir 2>/dev/null; \
+                  mv .git/commondir x 2>/dev/null; rm -f .git/commondir 2>/dev/null; \
+                  git -c user.name=t -c user.email=t@t commit -q --allow-empty -m inside \
+                  && echo COMMITTED";
+    let out = f.sh(&p, script);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("COMMITTED"),
+        "git must still work inside: {}",
+        text(&out)
+    );
+    let status = git(&["status", "--short"]);
+    assert!(status.status.success(), "{}", text(&status));
+    assert!(
+        !f.ws.join("pwned").exists(),
+        "the command's core.fsmonitor ran outside"
+    );
+    let log = git(&["log", "--format=%s"]);
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "inside\n",
+        "{}",
+        text(&log)
+    );
+    // Gone after the run, or still the placeholder while another test's sandbox runs.
+    match std::fs::read(f.ws.join(".git/commondir")) {
+        Ok(content) => assert_eq!(content, b".\n"),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+    }
+}
+
+/// The carve-outs live inside `.git`: moving the whole directory aside (or deleting it) and
+/// making a fresh one would shed them all.
+#[test]
+fn git_dir_cannot_be_moved_aside_or_replaced() {
+    tier_a();
+    let f = Fixture::new();
+    let p = f.policy();
+    let script = "mv .git moved 2>/dev/null; rm -rf .git 2>/dev/null; \
+                  mkdir -p .git/hooks 2>/dev/null; \
+                  printf '[core]\\n\\tfsmonitor = \"touch pwned\"\\n' > .git/config 2>/dev/null; \
+                  echo ok > .git/objects-like-file && echo STILL-WRITABLE";
+    let out = f.sh(&p, script);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("STILL-WRITABLE"),
+        "the rest of .git must stay writable: {}",
+        text(&out)
+    );
+    assert!(!f.ws.join("moved").exists(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join(".git/config")).unwrap_or_default(),
+        "[core]\n",
+        "{}",
+        text(&out)
+    );
+}
+
+/// A `denyWrite` path below the workspace's top must not be shed by moving one of its
+/// parent directories aside and recreating the path.
+#[test]
+fn write_denied_path_survives_moving_its_parents() {
+    tier_a();
+    let f = Fixture::new();
+    let deep = f.ws.join("conf/prod");
+    std::fs::create_dir_all(&deep).unwrap_or_else(|e| panic!("{e}"));
+    let target = deep.join("deploy.yaml");
+    std::fs::write(&target, "safe\n").unwrap_or_else(|e| panic!("{e}"));
+    let mut p = f.policy();
+    p.filesystem.write_denied.push(target.clone());
+    let script = "mv conf c2 2>/dev/null; mv conf/prod conf/p2 2>/dev/null; \
+                  rm -rf conf 2>/dev/null; mkdir -p conf/prod; \
+                  echo evil > conf/prod/deploy.yaml 2>/dev/null; \
+                  echo ok > conf/prod/other.yaml && echo STILL-WRITABLE";
+    let out = f.sh(&p, script);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("STILL-WRITABLE"),
+        "the rest of the directory must stay writable: {}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap_or_default(),
+        "safe\n",
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !f.ws.join("c2").exists() && !f.ws.join("conf/p2").exists(),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A `.git` symlink could be replaced, and carve-outs through it would land wherever it
+/// points: it is masked.
+#[test]
+fn git_symlink_is_masked() {
+    tier_a();
+    let f = Fixture::new();
+    let real = f.ws.join("real-git");
+    std::fs::rename(f.ws.join(".git"), &real).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("real-git", f.ws.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let p = f.policy();
+    let script = "rm -f .git 2>/dev/null; mkdir .git 2>/dev/null; \
+                  echo evil > .git/config 2>/dev/null; ls .git/ 2>/dev/null; true";
+    let out = f.sh(&p, script);
+    assert!(out.status.success(), "{}", text(&out));
+    let link = std::fs::read_link(f.ws.join(".git")).unwrap_or_default();
+    assert_eq!(link, Path::new("real-git"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(real.join("config")).unwrap_or_default(),
+        "[core]\n"
+    );
+}
+
+/// A `.git` file (a linked worktree's or a submodule's `gitdir:` pointer) must not be
+/// repointed at a directory the command controls.
+#[test]
+fn a_gitdir_file_cannot_be_repointed() {
+    tier_a();
+    let f = Fixture::new();
+    std::fs::remove_dir_all(f.ws.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let pointer = format!("gitdir: {}\n", f.outside.join("repo.git").display());
+    std::fs::write(f.ws.join(".git"), &pointer).unwrap_or_else(|e| panic!("{e}"));
+    let p = f.policy();
+    let out = f.run(
+        &p,
+        &[
+            &tool_s(),
+            "write",
+            &f.ws.join(".git").to_string_lossy(),
+            "gitdir: evil\n",
+        ],
+    );
+    assert_contained(&out);
+    let out = f.sh(
+        &p,
+        "rm -f .git; mv .git moved; printf 'gitdir: evil\\n' > .git; echo ok > other; true",
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("other")).unwrap_or_default(),
+        "ok\n",
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join(".git")).unwrap_or_default(),
+        pointer,
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn symlink_and_hard_link_out_of_workspace_are_contained() {
     tier_a();
@@ -836,7 +1068,15 @@ fn placeholders_are_removed_after_the_run_unless_another_run_holds_them() {
         "{}",
         text(&out)
     );
-    for name in [".claude", ".mcp.json", ".toolgate", ".vscode", ".git/hooks"] {
+    for name in [
+        ".claude",
+        ".mcp.json",
+        ".toolgate",
+        ".vscode",
+        ".git/hooks",
+        ".git/commondir",
+        ".git/config.worktree",
+    ] {
         assert!(
             std::fs::symlink_metadata(f.ws.join(name)).is_err(),
             "placeholder {name} left behind: {}",

@@ -6,17 +6,20 @@
 //! 4. Writable roots: rbind from `/oldroot` (the host's writable mounts), nosuid/nodev.
 //! 5. Carve-outs: read-only self-binds; missing protected paths get an empty placeholder first;
 //!    a protected symlink gets a mask mounted on the link itself (`move_mount`, no-follow).
+//!    Directories the carve-outs live in (`.git`, the parents of `denyWrite` paths) are
+//!    pinned — bound onto themselves, read-write — so they cannot be moved aside.
 //! 6. Read denies: a mode-000 empty dir/file mounted over each match.
 //! 7. Fresh `/proc` with `sys`, `sysrq-trigger`, `irq`, `bus`, `fs` read-only.
 //! 8. `pivot_root(".", ".")` in `/newroot`, detach the old root.
 
 use std::ffi::CString;
+use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::SandboxError;
-use crate::policy::{FsMode, SandboxPolicy, WhenMissing};
+use crate::policy::{COMMONDIR_PLACEHOLDER, FsMode, SandboxPolicy, WhenMissing};
 use crate::sys::{self, AT_RECURSIVE, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 
 const LAYER: &str = "mount_ns";
@@ -175,6 +178,15 @@ fn protect(
                                 .mode(0o755)
                                 .create(&cur)
                                 .map_err(io_err(format!("placeholder {}", cur.display())))?;
+                        } else if when_missing == WhenMissing::PlaceholderCommonDir {
+                            // Created and filled in one go: git outside may read it any time.
+                            std::fs::OpenOptions::new()
+                                .write(true)
+                                .create_new(true)
+                                .mode(0o644)
+                                .open(&cur)
+                                .and_then(|mut f| f.write_all(COMMONDIR_PLACEHOLDER))
+                                .map_err(io_err(format!("placeholder {}", cur.display())))?;
                         } else {
                             touch(&cur, 0o644)?;
                         }
@@ -186,6 +198,72 @@ fn protect(
             Ok(())
         }
     }
+}
+
+/// Whether `git` is a directory with something in it (an empty one is no repository).
+fn is_repository_dir(git: &Path) -> bool {
+    std::fs::symlink_metadata(git).is_ok_and(|m| m.is_dir())
+        && std::fs::read_dir(git).is_ok_and(|mut entries| entries.next().is_some())
+}
+
+/// Keeps the `.git` of a project root from being created, replaced or moved aside; the
+/// `.git/…` carve-outs inside a repository directory (`repository`: see
+/// [`is_repository_dir`]) are the caller's.
+///
+/// - No repository (no `.git`, or an empty directory such as a placeholder another run
+///   still holds): a command could create one whose hooks and `core.fsmonitor` run at the
+///   user's next `git` command there. The first missing component of every `.git/…` name is
+///   `.git` itself, so the read-only placeholder goes there (no `git init` inside: run it
+///   outside or as an excluded command).
+/// - A repository directory: pinned ([`pin_dir`]) — else `mv .git elsewhere` and a fresh
+///   `.git` would shed every carve-out inside it.
+/// - A `.git` file (a linked worktree's or a submodule's `gitdir:` pointer): read-only.
+/// - A `.git` symlink: masked (git does not work inside): the link could be replaced, and
+///   carve-outs through it would land wherever it points.
+fn protect_git(
+    git: &Path,
+    repository: bool,
+    root: &Path,
+    created: &mut Vec<PathBuf>,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
+    if repository {
+        return pin_dir(git, pinned);
+    }
+    protect(git, root, WhenMissing::PlaceholderDir, created)
+}
+
+/// Binds `dir` onto itself, read-write, once: a mount point cannot be renamed or removed,
+/// so the carve-outs below it cannot be shed by moving it aside and recreating the path.
+fn pin_dir(dir: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), SandboxError> {
+    if pinned.iter().any(|p| p == dir) {
+        return Ok(());
+    }
+    bind(dir, dir, true)?;
+    setattr(dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
+    pinned.push(dir.to_path_buf());
+    Ok(())
+}
+
+/// Pins (see [`pin_dir`]) every directory strictly between `root` and `path`, top down,
+/// stopping at the first that is missing or not a plain directory (a symlinked component
+/// is followed by the carve-out and cannot be pinned: see docs/sandbox.md).
+fn pin_ancestors(path: &Path, root: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), SandboxError> {
+    let Some(parent) = path.parent() else {
+        return Ok(());
+    };
+    let Ok(rel) = parent.strip_prefix(root) else {
+        return Ok(());
+    };
+    let mut cur = root.to_path_buf();
+    for comp in rel.components() {
+        cur.push(comp);
+        if !std::fs::symlink_metadata(&cur).is_ok_and(|m| m.is_dir()) {
+            return Ok(());
+        }
+        pin_dir(&cur, pinned)?;
+    }
+    Ok(())
 }
 
 /// Hides `path` (inside /newroot); `allowed` are readable exceptions beneath it (host paths).
@@ -374,12 +452,17 @@ pub(crate) fn setup(
         setattr(&dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)?;
     }
     let is_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+    let mut pinned = Vec::new();
     for root in fs.project_roots.iter().filter(|r| is_writable(r)) {
         let nroot = under(NEW, root);
+        let git = nroot.join(".git");
+        let repository = is_repository_dir(&git);
+        if fs.protected.iter().any(|n| n.path.starts_with(".git/")) {
+            protect_git(&git, repository, &nroot, &mut created, &mut pinned)?;
+        }
         for name in &fs.protected {
-            let in_git = name.path.starts_with(".git/");
-            if in_git && !std::fs::symlink_metadata(nroot.join(".git")).is_ok_and(|m| m.is_dir()) {
-                continue;
+            if name.path.starts_with(".git/") && !repository {
+                continue; // `.git` itself is read-only or masked
             }
             protect(
                 &nroot.join(&name.path),
@@ -391,6 +474,14 @@ pub(crate) fn setup(
     }
     for p in fs.write_denied.iter().filter(|p| is_writable(p)) {
         let np = under(NEW, p);
+        // The innermost writable root holding it: its ancestors up to there are pinned.
+        if let Some(root) = writable
+            .iter()
+            .filter(|w| p.starts_with(w))
+            .max_by_key(|w| w.components().count())
+        {
+            pin_ancestors(&np, &under(NEW, root), &mut pinned)?;
+        }
         let parent_exists = np.parent().is_some_and(Path::exists);
         let when = if parent_exists {
             WhenMissing::PlaceholderFile
