@@ -17,8 +17,9 @@
 //! - afterwards it tries an exclusive, non-blocking lock. Only if that succeeds (no other
 //!   sandbox of this user is running, and none can start: they block on the shared lock
 //!   meanwhile) does it remove its own placeholders and those recorded as pending by
-//!   earlier runs — each only if it is still an empty directory (`rmdir`) or an empty
-//!   regular file, so anything written into it outside the sandbox is kept;
+//!   earlier runs — each only if it is still an empty directory (`rmdir`), an empty
+//!   regular file or a `.git/commondir` holding exactly what pid 1 wrote, so anything
+//!   written into it outside the sandbox is kept;
 //! - otherwise it appends its list to `<state dir>/placeholders.pending` for a later run.
 //!
 //! The state directory is per user (`$XDG_RUNTIME_DIR/toolgate` or `/tmp/toolgate-<uid>`,
@@ -95,7 +96,7 @@ impl RunLock {
         all.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
         all.dedup();
         for p in all {
-            remove_if_empty(&p);
+            remove_placeholder(&p);
         }
         drop(ex);
     }
@@ -122,7 +123,7 @@ fn append_pending(path: &Path, created: &[PathBuf]) {
 /// Removes a placeholder as it was made: `rmdir` (fails if anything was put in it), or
 /// `unlink` of an empty regular file or of a `commondir` that still holds exactly
 /// [`COMMONDIR_PLACEHOLDER`]. Symlinks and files with other content are left alone.
-pub(crate) fn remove_if_empty(path: &Path) {
+pub(crate) fn remove_placeholder(path: &Path) {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return;
     };
@@ -197,7 +198,7 @@ mod tests {
             &theirs,
             &not_commondir,
         ] {
-            remove_if_empty(p);
+            remove_placeholder(p);
         }
         assert!(!empty_dir.exists() && !empty_file.exists() && !ours.exists());
         assert!(full_dir.join("settings.json").exists() && full_file.exists());
