@@ -107,6 +107,17 @@ fn default_path_field(tool: &str) -> &'static str {
     }
 }
 
+/// Where `path` leads when a symlink is on the way (`None` when nothing differs or nothing
+/// resolves). A path that does not exist yet — a file a command creates — resolves through
+/// its parent directory.
+fn symlink_target(path: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(path).ok().or_else(|| {
+        let parent = std::fs::canonicalize(path.parent()?).ok()?;
+        Some(parent.join(path.file_name()?))
+    })?;
+    (real != path).then_some(real)
+}
+
 impl View {
     pub(crate) fn build(req: &PolicyRequest<'_>, home: Option<&Path>) -> Self {
         let family = family(req.tool, req.subject);
@@ -217,6 +228,19 @@ impl View {
                 for u in &req.facts.urls {
                     if let Some(h) = url_host(u) {
                         view.hosts.push(h);
+                    }
+                }
+                // Where symlinks lead, as for a file tool: `ln -s . l` in one call and
+                // `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
+                // out of the workspace needs the rule its target needs.
+                let lexical: Vec<(PathBuf, Access)> = view
+                    .paths
+                    .iter()
+                    .map(|p| (p.path.clone(), p.access))
+                    .collect();
+                for (path, access) in lexical {
+                    if let Some(real) = symlink_target(&path) {
+                        add_path(&mut view.paths, real, access, None, false);
                     }
                 }
             }

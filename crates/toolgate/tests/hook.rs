@@ -419,6 +419,50 @@ fn file_and_web_tools_go_through_the_permission_engine_with_settings() {
     );
 }
 
+/// Read/Edit deny rules must reach a shell command's files through symlinks, as they do for
+/// the file tools: a link made in one harmless-looking call (`ln -s . l`) must not open the
+/// denied files to the next (`cat l/secrets/key`).
+#[test]
+fn bash_paths_meet_path_rules_through_symlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let project = home.join("project");
+    std::fs::create_dir_all(project.join("secrets")).unwrap();
+    std::fs::write(project.join("secrets/key"), "KEY").unwrap();
+    std::os::unix::fs::symlink(".", project.join("here")).unwrap();
+    std::os::unix::fs::symlink("secrets", project.join("alias")).unwrap();
+    let settings =
+        json!({"permissions": {"deny": ["Read(./secrets/**)", "Edit(./secrets/**)"]}}).to_string();
+    let run = |command: &str| {
+        decision(&hook_in(
+            home,
+            &["--settings", settings.as_str()],
+            &tool_event(
+                "PreToolUse",
+                "Bash",
+                json!({"command": command}),
+                &project,
+                "default",
+            ),
+        ))
+    };
+    let deny = (Some("deny".to_owned()), 0);
+    for command in [
+        "cat secrets/key",
+        "cat here/secrets/key",
+        "cat ./alias/key",
+        "head -c 3 alias/key",
+        "echo x > alias/new-file",
+        "cp notes.txt here/secrets/key",
+    ] {
+        assert_eq!(run(command), deny, "{command}");
+    }
+    // Control: a link to an ordinary file gets no opinion.
+    std::fs::write(project.join("notes.txt"), "n").unwrap();
+    std::os::unix::fs::symlink("notes.txt", project.join("n")).unwrap();
+    assert_eq!(run("cat n"), (None, 0));
+}
+
 #[test]
 fn each_event_gets_its_own_answer_shape() {
     let dir = tempfile::tempdir().unwrap();
