@@ -107,6 +107,61 @@ fn default_path_field(tool: &str) -> &'static str {
     }
 }
 
+/// At most this many files of one glob enter a view; beyond it the call is opaque.
+const MAX_GLOB_MATCHES: usize = 1024;
+/// At most this many directory entries are looked at to expand one glob.
+const MAX_GLOB_ENTRIES: usize = 20_000;
+
+fn has_glob_meta(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// The existing files the shell would expand an absolute `pattern` to (`*`, `?`, `[…]` in
+/// any component; hidden names only for a component that starts with `.`), and whether
+/// that is all of them (`false` when a bound was hit or a component is not a valid glob).
+fn glob_matches(pattern: &Path) -> (Vec<PathBuf>, bool) {
+    let mut found = vec![PathBuf::from("/")];
+    let mut seen = 0usize;
+    for comp in pattern.components() {
+        let std::path::Component::Normal(name) = comp else {
+            continue;
+        };
+        let name = name.to_string_lossy();
+        if !has_glob_meta(&name) {
+            found.iter_mut().for_each(|p| p.push(&*name));
+            continue;
+        }
+        let Ok(glob) = globset::GlobBuilder::new(&name)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+        else {
+            return (Vec::new(), false);
+        };
+        let matcher = glob.compile_matcher();
+        let mut next = Vec::new();
+        for dir in &found {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > MAX_GLOB_ENTRIES || next.len() >= MAX_GLOB_MATCHES {
+                    return (next, false);
+                }
+                let file = entry.file_name();
+                let hidden = file.as_encoded_bytes().first() == Some(&b'.');
+                if (!hidden || name.starts_with('.')) && matcher.is_match(&file) {
+                    next.push(dir.join(file));
+                }
+            }
+        }
+        found = next;
+    }
+    found.retain(|p| p.symlink_metadata().is_ok());
+    (found, true)
+}
+
 /// Where `path` leads when a symlink is on the way (`None` when nothing differs or nothing
 /// resolves). A path that does not exist yet — a file a command creates — resolves through
 /// its parent directory.
@@ -230,6 +285,25 @@ impl View {
                         view.hosts.push(h);
                     }
                 }
+                // What the shell will expand a glob to: `cat */key` reads `secrets/key`.
+                let globs: Vec<(PathBuf, Access)> = view
+                    .paths
+                    .iter()
+                    .filter(|p| has_glob_meta(&p.path.to_string_lossy()))
+                    .map(|p| (p.path.clone(), p.access))
+                    .collect();
+                for (pattern, access) in globs {
+                    let (matches, complete) = glob_matches(&pattern);
+                    for m in matches {
+                        add_path(&mut view.paths, m, access, None, false);
+                    }
+                    if !complete {
+                        view.opaque.push(format!(
+                            "`{}` matches more than {MAX_GLOB_MATCHES} files",
+                            pattern.display()
+                        ));
+                    }
+                }
                 // Where symlinks lead, as for a file tool: `ln -s . l` in one call and
                 // `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
                 // out of the workspace needs the rule its target needs.
@@ -312,5 +386,41 @@ impl View {
     /// Paths written or deleted.
     pub(crate) fn writes(&self) -> impl Iterator<Item = &PathEntry> {
         self.paths.iter().filter(|p| p.access != Access::Read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_expand_like_the_shell_within_bounds() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path();
+        for rel in ["a/key", "b/key", "b/other", ".h/key"] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap_or(root))
+                .unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(&path, "x").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let (mut found, complete) = glob_matches(&root.join("*/key"));
+        found.sort();
+        assert!(complete);
+        assert_eq!(found, vec![root.join("a/key"), root.join("b/key")]);
+        let (found, _) = glob_matches(&root.join(".*/key"));
+        assert_eq!(found, vec![root.join(".h/key")]);
+        let (found, complete) = glob_matches(&root.join("[/key"));
+        assert!(
+            found.is_empty() && !complete,
+            "an invalid glob is not a complete answer"
+        );
+
+        let many = root.join("many");
+        std::fs::create_dir(&many).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..=MAX_GLOB_MATCHES {
+            std::fs::write(many.join(format!("f{i}")), "").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let (found, complete) = glob_matches(&many.join("f*"));
+        assert!(!complete && found.len() <= MAX_GLOB_MATCHES);
     }
 }

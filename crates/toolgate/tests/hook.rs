@@ -454,13 +454,37 @@ fn bash_paths_meet_path_rules_through_symlinks() {
         "head -c 3 alias/key",
         "echo x > alias/new-file",
         "cp notes.txt here/secrets/key",
+        "cat */key",
+        "cat s*/k?y",
+        "cat [s]ecrets/*",
+        "head */*",
     ] {
         assert_eq!(run(command), deny, "{command}");
     }
-    // Control: a link to an ordinary file gets no opinion.
+    // Controls: a link to an ordinary file, and a glob that matches no denied file, get no
+    // opinion; hidden names are not matched by `*`, as in the shell.
     std::fs::write(project.join("notes.txt"), "n").unwrap();
     std::os::unix::fs::symlink("notes.txt", project.join("n")).unwrap();
     assert_eq!(run("cat n"), (None, 0));
+    assert_eq!(run("cat *.txt"), (None, 0));
+    std::fs::create_dir(project.join(".hidden")).unwrap();
+    std::fs::write(project.join(".hidden/key"), "k").unwrap();
+    let settings_hidden = json!({"permissions": {"deny": ["Read(./.hidden/**)"]}}).to_string();
+    let hidden = |command: &str| {
+        decision(&hook_in(
+            home,
+            &["--settings", settings_hidden.as_str()],
+            &tool_event(
+                "PreToolUse",
+                "Bash",
+                json!({"command": command}),
+                &project,
+                "default",
+            ),
+        ))
+    };
+    assert_eq!(hidden("cat */key"), (None, 0), "`*` skips hidden names");
+    assert_eq!(hidden("cat .h*/key"), deny);
 }
 
 #[test]
