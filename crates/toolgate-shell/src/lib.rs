@@ -84,7 +84,7 @@ mod unwrap;
 mod walk;
 mod words;
 
-use toolgate_protocol::{Finding, PathFact, Risk};
+use toolgate_protocol::{Access, Finding, PathFact, Risk};
 
 pub use limits::Limits;
 pub use paths::{
@@ -201,9 +201,18 @@ fn analyze_inner(command: &str, ctx: &Context) -> Analysis {
     assemble(w, ctx)
 }
 
+fn access_verb(access: Access) -> &'static str {
+    match access {
+        Access::Read => "reads",
+        Access::Write => "writes",
+        Access::Delete => "deletes",
+    }
+}
+
 fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
     let classified = classify::classify(&w.recs, ctx, None);
     let mut findings: Vec<Finding> = w.findings.clone();
+    let mut opaque = w.opaque.clone();
     let mut commands = Vec::with_capacity(w.recs.len());
     let mut server = None;
     for (rec, cl) in w.recs.iter().zip(classified) {
@@ -215,6 +224,19 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
             }
         }
         let argv: Vec<String> = rec.argv.iter().map(|f| f.text.clone()).collect();
+        // A file operand the analyzer cannot resolve could be any file: never "reads
+        // nothing" (`cat $W/secrets/key`, `cat $(cat list)`).
+        for u in cl.fx.paths.iter().filter(|u| u.unresolved) {
+            let why = format!(
+                "`{}` {} `{}`, a path that depends on something the analyzer cannot see",
+                expand::clip(&rec.program),
+                access_verb(u.access),
+                expand::clip(&u.word)
+            );
+            if !opaque.contains(&why) {
+                opaque.push(why);
+            }
+        }
         let paths = cl
             .fx
             .paths
@@ -277,7 +299,7 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
         commands,
         findings,
         risk,
-        opaque: w.opaque,
+        opaque,
         server,
         cd: w.cd,
     }

@@ -113,6 +113,33 @@ fn variables_and_indirection() {
     opaque("${CMD} x");
 }
 
+/// A file operand that depends on something unknown could be any file: a command must not
+/// look as if it read or wrote nothing (a read-only command inside the workspace is allowed
+/// without a prompt).
+#[test]
+fn unresolvable_file_operands_are_opaque() {
+    opaque("cat $W/secrets/key");
+    opaque("cat ${X:-secrets}/key");
+    opaque("cat $(cat list.txt)");
+    opaque("head -n 3 \"$1\"");
+    opaque("cp notes.txt \"$DEST\"");
+    let r = a("cat $W/secrets/key");
+    assert!(
+        r.opaque
+            .iter()
+            .any(|o| o.contains("`cat` reads `$W/secrets/key`")),
+        "{:?}",
+        r.opaque
+    );
+    // Resolvable ones are not: known variables, $HOME, substitutions of constants, process
+    // substitutions (analysed as commands of their own), and variables that are not paths.
+    not_risky("f=notes.txt; cat $f");
+    not_risky("cat $HOME/notes.txt");
+    not_risky("cat $(echo notes.txt)");
+    not_risky("diff <(ls) <(ls -a)");
+    not_risky("echo $FOO");
+}
+
 #[test]
 fn substitutions() {
     catastrophic("$(echo rm) -rf /");

@@ -19,6 +19,10 @@ pub(crate) struct PathUse {
     pub word: String,
     /// Absolute normalised path; `None` when it depends on something unknown.
     pub path: Option<PathBuf>,
+    /// `path` is `None` because the word depends on something the analyzer cannot see (an
+    /// unknown variable, a substitution it cannot evaluate), not because it is a process
+    /// substitution (whose command is analysed on its own).
+    pub unresolved: bool,
     /// How it is touched.
     pub access: Access,
     /// Recursive (`rm -r`, `chmod -R`, `mv` of a directory).
@@ -78,6 +82,7 @@ impl Effects {
         };
         self.paths.push(PathUse {
             word: f.text.clone(),
+            unresolved: path.is_none() && f.procsub.is_none(),
             path,
             access,
             recursive,
