@@ -205,7 +205,9 @@ fn a_repository_cannot_be_created_where_there_is_none() {
         "{}",
         text(&out)
     );
-    assert!(!f.ws.join("moved").exists() && !f.ws.join("gd").exists());
+    // (`--separate-git-dir=gd` may leave a `gd` directory behind, depending on git's
+    // version: an ordinary directory. What matters is that `.git` never points at it.)
+    assert!(!f.ws.join("moved").exists());
     // The placeholder is gone after the run, or (while another test's sandbox holds the
     // shared lock) still an empty directory: never a file, never with content.
     let git = f.ws.join(".git");
