@@ -373,6 +373,20 @@ fn file_and_web_tools_go_through_the_permission_engine_with_settings() {
         ),
         deny
     );
+    // The host is read as the fetcher reads it: percent-escapes, full-width letters, an
+    // ideographic full stop and backslashes cannot hide a denied domain.
+    for url in [
+        "https://a.ev%69l.example/x",
+        "https://a.\u{ff45}vil.example/x",
+        "https://a.evil\u{3002}example/x",
+        "https:\\\\a.evil.example\\x",
+    ] {
+        assert_eq!(
+            run(&[], "WebFetch", json!({"url": url, "prompt": "p"})),
+            deny,
+            "{url}"
+        );
+    }
     assert_eq!(run(&[], "WebSearch", json!({"query": "q"})), deny);
     assert_eq!(
         run(

@@ -85,34 +85,35 @@ pub(crate) fn normalize_host(h: &str) -> String {
     h.trim_end_matches('.').to_ascii_lowercase()
 }
 
-/// The host of a URL (or a bare `host[:port][/path]`), normalised. Follows the WHATWG reading
-/// for the tricks that matter: userinfo before the last `@` is dropped, `\` ends the
-/// authority like `/` does, and a port is removed.
+/// The host of a URL (or a bare `host[:port][/path]`), normalised — parsed by the same
+/// WHATWG parser the fetcher uses (`reqwest::Url`), so the host a rule is matched against is
+/// the host that would be contacted: userinfo before the last `@` is dropped, `\` ends the
+/// authority like `/` does, percent-escapes and full-width letters in the host are decoded
+/// (IDNA), numeric IPv4 forms are read as the address they name, and a port is removed.
 ///
 /// ```
 /// # use toolgate_policy::url_host;
 /// assert_eq!(url_host("https://Docs.Example.COM./x").as_deref(), Some("docs.example.com"));
 /// assert_eq!(url_host("https://good.com@evil.com/").as_deref(), Some("evil.com"));
 /// assert_eq!(url_host("https://evil.com\\@good.com/").as_deref(), Some("evil.com"));
+/// assert_eq!(url_host("https://ev%69l.com/").as_deref(), Some("evil.com"));
+/// assert_eq!(url_host("https://\u{ff45}vil\u{3002}com/").as_deref(), Some("evil.com"));
+/// assert_eq!(url_host("http://0x7f000001/").as_deref(), Some("127.0.0.1"));
 /// assert_eq!(url_host("http://[::1]:8080/").as_deref(), Some("[::1]"));
+/// assert_eq!(url_host("example.com:8080/x").as_deref(), Some("example.com"));
 /// ```
 pub fn url_host(url: &str) -> Option<String> {
     let url = url.trim();
-    let after_scheme = match url.find("://") {
-        Some(i) => &url[i + 3..],
-        None => url.strip_prefix("//").unwrap_or(url),
-    };
-    let end = after_scheme
-        .find(['/', '\\', '?', '#'])
-        .unwrap_or(after_scheme.len());
-    let authority = &after_scheme[..end];
-    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if hostport.starts_with('[') {
-        hostport.find(']').map_or(hostport, |i| &hostport[..=i])
-    } else {
-        hostport.split(':').next().unwrap_or(hostport)
-    };
-    let host = normalize_host(host);
+    let parsed = reqwest::Url::parse(url)
+        .ok()
+        .filter(|u| u.has_host())
+        .or_else(|| {
+            // A bare `host[:port][/path]` (or `//host`): read it as an https URL.
+            let bare = url.strip_prefix("//").unwrap_or(url);
+            reqwest::Url::parse(&format!("https://{bare}")).ok()
+        })?;
+    // Serialised as WHATWG does: a domain in ASCII (punycode), IPv4 dotted, IPv6 bracketed.
+    let host = normalize_host(parsed.host_str()?);
     (!host.is_empty()).then_some(host)
 }
 
