@@ -362,6 +362,7 @@ impl Gate {
             cancel: cancel.clone(),
             timeout,
             room: None,
+            read_filter: self.shared.policy.read_filter(),
         }
     }
 

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use toolgate_policy::{Constraints, Engine, PolicyPrompter, PolicyRequest};
-use toolgate_protocol::{CallError, ToolOutput, ToolSpec, Verdict};
+use toolgate_protocol::{Access, CallError, ToolOutput, ToolSpec, Verdict};
 
 use crate::session::Session;
-use crate::stages::{ConstraintStage, DecisionRequest, PolicyStage, Prompter};
+use crate::stages::{ConstraintStage, DecisionRequest, PolicyStage, Prompter, ReadFilter};
 
 /// The engine's view of a gate decision request; `cwd` and `roots` are the session's.
 fn policy_request<'a>(
@@ -41,6 +41,18 @@ impl PolicyStage for EnginePolicy {
         self.0
             .decide(&policy_request(request, &cwd, &roots))
             .verdict
+    }
+
+    fn read_filter(&self) -> Option<ReadFilter> {
+        if !self.0.limits_reads_by_path() {
+            return None;
+        }
+        let engine = Arc::clone(&self.0);
+        Some(Arc::new(move |path: &Path| {
+            engine
+                .path_rule(path, Access::Read)
+                .map(|(_, rule, _)| rule)
+        }))
     }
 }
 

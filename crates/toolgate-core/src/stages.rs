@@ -2,6 +2,9 @@
 //! constraints (7) and the audit sink. Each has a default that the gate uses until the
 //! capability is configured; the seams are real, so tests plug doubles into them.
 
+use std::path::Path;
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde_json::Value;
 use toolgate_protocol::{
@@ -26,10 +29,21 @@ pub struct DecisionRequest<'a> {
     pub hook: Option<&'a Verdict>,
 }
 
+/// Which files a tool that walks directories (Grep, Glob) must leave out: `Some(rule)` when
+/// a deny or ask rule covers reading the path.
+pub type ReadFilter = Arc<dyn Fn(&Path) -> Option<String> + Send + Sync>;
+
 /// Stage 6: the permission decision.
 pub trait PolicyStage: Send + Sync {
     /// Decides allow, ask or deny, naming the layer and rule.
     fn decide(&self, request: &DecisionRequest<'_>) -> Verdict;
+
+    /// The files a directory walker must skip, or `None` when no rule limits reading by
+    /// path. The decision allowed the walk as a whole (`Grep` of `.`); a denied file inside
+    /// it must still not be read.
+    fn read_filter(&self) -> Option<ReadFilter> {
+        None
+    }
 }
 
 /// Allows everything a hook did not deny. The default until a permission policy is

@@ -1,6 +1,7 @@
 //! The `Tool` trait: how a tool describes itself, checks its input and runs.
 
 use std::any::Any;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use toolgate_protocol::{CallFacts, ErrorCode, ToolOutput, ToolSpec};
 
 use crate::sandbox::Room;
 use crate::session::Session;
+use crate::stages::ReadFilter;
 
 /// Why a tool refused or failed a call. The gate maps each variant onto an [`ErrorCode`].
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -70,6 +72,16 @@ pub struct ToolContext {
     pub timeout: Duration,
     /// The room chosen by the sandbox stage; `None` runs unsandboxed.
     pub room: Option<Arc<dyn Room>>,
+    /// Files a directory walker must skip (deny/ask rules on reading them); `None` when no
+    /// rule limits reading by path.
+    pub read_filter: Option<ReadFilter>,
+}
+
+impl ToolContext {
+    /// The rule that keeps a directory walker (Grep, Glob) from reading or listing `path`.
+    pub fn hidden_by(&self, path: &Path) -> Option<String> {
+        self.read_filter.as_ref().and_then(|f| f(path))
+    }
 }
 
 /// A call's input after stages 3–4: the tool's typed input, and the facts policy reads.

@@ -406,6 +406,12 @@ impl Engine {
         self.guard.blocks().then_some(ROOT_GUARD_REASON)
     }
 
+    /// Whether [`path_rule`](Self::path_rule) can name a rule for reading any file: when
+    /// not, a directory walker need not ask it about every entry.
+    pub fn limits_reads_by_path(&self) -> bool {
+        self.rules.has_read_path_limits()
+    }
+
     /// The deny (else ask) rule that covers touching `path` this way, as
     /// `(list, rule, source)`. For tools that walk directories (Grep, Glob, a sandbox's
     /// mount plan): a denied file inside an allowed directory must be skipped, not read.

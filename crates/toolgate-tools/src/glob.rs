@@ -1,7 +1,7 @@
 //! Glob: files whose path matches a glob pattern, newest first.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime};
 
@@ -11,6 +11,7 @@ use ignore::{WalkBuilder, WalkState};
 use rustix::fs::{Mode, OFlags};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate_core::stages::ReadFilter;
 use toolgate_core::{ToolContext, ToolError, TypedTool};
 use toolgate_protocol::{Access, CallFacts, ToolOutput, ToolSpec};
 
@@ -23,6 +24,30 @@ use crate::spec::{Class, path_subject, spec};
 /// Directories of version-control systems: their contents are never listed or searched
 /// (thousands of object files, newest first, would bury every real result).
 pub(crate) const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
+
+/// The walkers' entry filter: leaves out version-control directories (when `skip_vcs`) and
+/// every entry a deny or ask rule keeps from being read — its name too, as in Claude Code —
+/// counting those in `withheld`. The permission decision allowed the walk as a whole; this
+/// keeps a denied file inside it from being read.
+pub(crate) fn entry_filter(
+    skip_vcs: bool,
+    read_filter: Option<ReadFilter>,
+    withheld: Arc<AtomicU64>,
+) -> impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static {
+    move |e| {
+        if skip_vcs
+            && e.file_type().is_some_and(|t| t.is_dir())
+            && VCS_DIRS.iter().any(|v| e.file_name() == *v)
+        {
+            return false;
+        }
+        if read_filter.as_ref().is_some_and(|f| f(e.path()).is_some()) {
+            withheld.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
 
 /// The Glob tool.
 pub struct GlobTool {
@@ -204,15 +229,15 @@ fn glob_blocking(
     paths::open_dir(&root, &base.rel, &base.real)?;
     let limit = config.glob_time_limit.min(ctx.timeout);
     let deadline = started + limit;
+    let withheld = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&withheld);
+    let read_filter = ctx.read_filter.clone();
     let mut builder = WalkBuilder::new(&base.real);
     builder
         .standard_filters(config.glob_honour_gitignore)
         .hidden(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && VCS_DIRS.iter().any(|v| e.file_name() == *v))
-        });
+        .filter_entry(entry_filter(true, read_filter, counter));
     let shared = Shared {
         matcher: &compiled.matcher,
         name_only: compiled.name_only,
@@ -259,6 +284,12 @@ fn glob_blocking(
         text.push_str(&format!(
             "\n(The search stopped after {} s; results are partial. Use a more specific path or pattern.)",
             limit.as_secs()
+        ));
+    }
+    let withheld = withheld.load(Ordering::Relaxed);
+    if withheld > 0 {
+        text.push_str(&format!(
+            "\n(Left out because the permission rules deny reading them: {withheld} files or directories.)"
         ));
     }
     Ok(ToolOutput::text(text).with_structured(json!({

@@ -265,6 +265,7 @@ impl TypedTool for GrepTool {
                 base.is_dir,
                 deadline,
                 &ctx.cancel,
+                ctx.read_filter.clone(),
             );
             if found.stopped {
                 if ctx.cancel.is_cancelled() {
@@ -351,6 +352,12 @@ fn render(
             found.hard_linked
         ));
     }
+    if found.withheld > 0 {
+        text.push_str(&format!(
+            "\n(Left out because the permission rules deny reading them: {} files or directories.)",
+            found.withheld
+        ));
+    }
     ToolOutput::text(text).with_structured(json!({
         "mode": mode_name(query.mode),
         "numFiles": found.matched_files,
@@ -359,6 +366,7 @@ fn render(
         "offset": offset,
         "truncated": more > 0 && head_limit > 0,
         "unreadable": found.unreadable,
+        "withheld": found.withheld,
         "durationMs": started.elapsed().as_millis() as u64,
     }))
 }

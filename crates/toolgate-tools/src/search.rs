@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use grep_printer::{Standard, StandardBuilder, Summary, SummaryBuilder, SummaryKind};
@@ -17,8 +17,9 @@ use ignore::{WalkBuilder, WalkState};
 use rustix::fs::{Mode, OFlags};
 use termcolor::NoColor;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::stages::ReadFilter;
 
-use crate::glob::VCS_DIRS;
+use crate::glob::entry_filter;
 use crate::paths::RootDir;
 
 /// Entries between two checks of the deadline and cancellation.
@@ -124,6 +125,8 @@ pub(crate) struct Found {
     pub hard_linked: u64,
     /// Files that could not be opened or read.
     pub unreadable: u64,
+    /// Files and directories left out because a deny or ask rule covers reading them.
+    pub withheld: u64,
     /// The deadline or cancellation stopped the search.
     pub stopped: bool,
 }
@@ -261,7 +264,9 @@ pub(crate) fn search(
     base_is_dir: bool,
     deadline: Instant,
     cancel: &CancellationToken,
+    read_filter: Option<ReadFilter>,
 ) -> Found {
+    let withheld = Arc::new(AtomicU64::new(0));
     let shared = Shared {
         query,
         root,
@@ -284,12 +289,12 @@ pub(crate) fn search(
         if let Some(overrides) = &query.overrides {
             builder.overrides(overrides.clone());
         }
-        if query.hidden {
-            builder.filter_entry(|e| {
-                !(e.file_type().is_some_and(|t| t.is_dir())
-                    && VCS_DIRS.iter().any(|v| e.file_name() == *v))
-            });
-        }
+        // Without `hidden`, the walker already skips dot directories, VCS ones included.
+        builder.filter_entry(entry_filter(
+            query.hidden,
+            read_filter,
+            Arc::clone(&withheld),
+        ));
         builder.build_parallel().visit(&mut &shared);
     } else {
         let mut searcher = query.searcher(true);
@@ -303,6 +308,7 @@ pub(crate) fn search(
     found.stopped = shared.stopped.load(Ordering::Relaxed);
     found.hard_linked = shared.hard_linked.load(Ordering::Relaxed);
     found.unreadable = shared.unreadable.load(Ordering::Relaxed);
+    found.withheld = withheld.load(Ordering::Relaxed);
     found
 }
 

@@ -68,6 +68,54 @@ fn project_deny_rules_apply_before_trust_and_reach_into_bash() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Grep and Glob of an allowed directory must not read or list the denied files inside it:
+/// the decision covers the walk, the read filter each entry.
+#[test]
+fn walkers_leave_out_files_the_rules_deny_reading() {
+    let p = project();
+    std::fs::create_dir_all(p.path().join("secrets/deep")).unwrap();
+    std::fs::write(p.path().join("secrets/deep/key.txt"), "TOKEN=2\n").unwrap();
+    std::fs::write(p.path().join("other.txt"), "TOKEN=3\n").unwrap();
+    let deny = ["--deny", "Read(./secrets/**)"];
+    let grep = |args: &[&str], input: &str| {
+        let mut all = args.to_vec();
+        all.extend(["Grep", input]);
+        call(p.path(), &all)
+    };
+    let (out, v) = grep(
+        &deny,
+        r#"{"pattern": "TOKEN", "path": ".", "output_mode": "content"}"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let text = v.to_string();
+    assert!(
+        text.contains("TOKEN=3") && !text.contains("TOKEN=1") && !text.contains("TOKEN=2"),
+        "{text}"
+    );
+    assert!(text.contains("Left out"), "the model is told: {text}");
+    let (out, v) = call(
+        p.path(),
+        &[
+            "--deny",
+            "Read(./secrets/**)",
+            "Glob",
+            r#"{"pattern": "**/*"}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let text = v.to_string();
+    assert!(
+        text.contains("other.txt") && !text.contains("key.txt") && !text.contains(".env"),
+        "{text}"
+    );
+    // Control: without the rule both are found.
+    let (_, v) = grep(
+        &[],
+        r#"{"pattern": "TOKEN=2", "path": ".", "output_mode": "content"}"#,
+    );
+    assert!(v.to_string().contains("TOKEN=2"), "{v}");
+}
+
 #[test]
 fn untrusted_project_allow_rules_do_not_apply() {
     let p = project();

@@ -55,6 +55,10 @@ impl PathIndex {
         Ok(ix)
     }
 
+    fn is_empty(&self) -> bool {
+        self.rest_owners.is_empty() && self.by_prefix.is_empty()
+    }
+
     fn matching(&self, cand: &Candidate<'_>, path: &str, out: &mut Vec<u32>) {
         if !self.rest_owners.is_empty() {
             for i in self.rest.matches_candidate(cand) {
@@ -97,6 +101,16 @@ struct KindIndex {
 pub(crate) struct RuleSet {
     pub rules: Vec<Rule>,
     idx: [KindIndex; 3],
+}
+
+impl RuleSet {
+    /// Whether any deny or ask rule can cover reading a file: a `Read(…)` path rule
+    /// (`Edit(…)` path rules cover writing only).
+    pub(crate) fn has_read_path_limits(&self) -> bool {
+        [RuleKind::Deny, RuleKind::Ask]
+            .into_iter()
+            .any(|k| !self.idx[slot(k)].read_paths.is_empty())
+    }
 }
 
 fn slot(kind: RuleKind) -> usize {
