@@ -1,7 +1,6 @@
 //! The `Tool` trait: how a tool describes itself, checks its input and runs.
 
 use std::any::Any;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,13 +74,6 @@ pub struct ToolContext {
     /// Files a directory walker must skip (deny/ask rules on reading them); `None` when no
     /// rule limits reading by path.
     pub read_filter: Option<ReadFilter>,
-}
-
-impl ToolContext {
-    /// The rule that keeps a directory walker (Grep, Glob) from reading or listing `path`.
-    pub fn hidden_by(&self, path: &Path) -> Option<String> {
-        self.read_filter.as_ref().and_then(|f| f(path))
-    }
 }
 
 /// A call's input after stages 3–4: the tool's typed input, and the facts policy reads.

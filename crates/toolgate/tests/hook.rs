@@ -445,12 +445,10 @@ fn bash_paths_meet_path_rules_through_symlinks() {
     std::fs::write(project.join("secrets/key"), "KEY").unwrap();
     std::os::unix::fs::symlink(".", project.join("here")).unwrap();
     std::os::unix::fs::symlink("secrets", project.join("alias")).unwrap();
-    let settings =
-        json!({"permissions": {"deny": ["Read(./secrets/**)", "Edit(./secrets/**)"]}}).to_string();
-    let run = |command: &str| {
+    let run_with = |settings: &Value, command: &str| {
         decision(&hook_in(
             home,
-            &["--settings", settings.as_str()],
+            &["--settings", settings.to_string().as_str()],
             &tool_event(
                 "PreToolUse",
                 "Bash",
@@ -460,6 +458,8 @@ fn bash_paths_meet_path_rules_through_symlinks() {
             ),
         ))
     };
+    let settings = json!({"permissions": {"deny": ["Read(./secrets/**)", "Edit(./secrets/**)"]}});
+    let run = |command: &str| run_with(&settings, command);
     let deny = (Some("deny".to_owned()), 0);
     for command in [
         "cat secrets/key",
@@ -483,20 +483,8 @@ fn bash_paths_meet_path_rules_through_symlinks() {
     assert_eq!(run("cat *.txt"), (None, 0));
     std::fs::create_dir(project.join(".hidden")).unwrap();
     std::fs::write(project.join(".hidden/key"), "k").unwrap();
-    let settings_hidden = json!({"permissions": {"deny": ["Read(./.hidden/**)"]}}).to_string();
-    let hidden = |command: &str| {
-        decision(&hook_in(
-            home,
-            &["--settings", settings_hidden.as_str()],
-            &tool_event(
-                "PreToolUse",
-                "Bash",
-                json!({"command": command}),
-                &project,
-                "default",
-            ),
-        ))
-    };
+    let settings_hidden = json!({"permissions": {"deny": ["Read(./.hidden/**)"]}});
+    let hidden = |command: &str| run_with(&settings_hidden, command);
     assert_eq!(hidden("cat */key"), (None, 0), "`*` skips hidden names");
     assert_eq!(hidden("cat .h*/key"), deny);
 }
