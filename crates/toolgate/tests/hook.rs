@@ -487,6 +487,12 @@ fn bash_paths_meet_path_rules_through_symlinks() {
     let hidden = |command: &str| run_with(&settings_hidden, command);
     assert_eq!(hidden("cat */key"), (None, 0), "`*` skips hidden names");
     assert_eq!(hidden("cat .h*/key"), deny);
+    // A glob too large to expand could hide a denied file: asked, never waved through.
+    std::fs::create_dir(project.join("many")).unwrap();
+    for i in 0..1100 {
+        std::fs::write(project.join(format!("many/f{i}")), "").unwrap();
+    }
+    assert_eq!(run("cat many/*"), (Some("ask".to_owned()), 0));
 }
 
 #[test]

@@ -358,9 +358,14 @@ fn engine_verdict(
         cwd: &place.cwd,
         roots: &roots,
     };
-    let v = loaded.engine.decide(&request).verdict;
+    let decided = loaded.engine.decide(&request);
+    let v = decided.verdict;
+    // A default-layer ask means no rule spoke, and Claude Code's own rules decide, unless
+    // the engine could not see the whole call (a glob too large to expand): like an opaque
+    // command, that is asked, since a Claude Code allow rule would not know either.
+    let understood = decided.trace.facts.opaque.is_empty();
     Ok(match (v.decision, v.layer) {
-        (Decision::Ask, Layer::Default) => RuleAnswer::NoRule,
+        (Decision::Ask, Layer::Default) if understood => RuleAnswer::NoRule,
         (Decision::Allow, _) if !args.decide => RuleAnswer::Decided(None),
         (decision, _) => RuleAnswer::Decided(Some((decision, format!("toolgate: {}", v.reason)))),
     })
