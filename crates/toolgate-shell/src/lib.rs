@@ -66,6 +66,7 @@
 
 #![deny(missing_docs)]
 
+mod carriers;
 mod classify;
 mod exec;
 mod expand;
@@ -78,6 +79,7 @@ mod param;
 mod parse;
 mod paths;
 mod runners;
+mod sed;
 mod server;
 mod types;
 mod unwrap;
@@ -98,7 +100,7 @@ use crate::walk::Walker;
 /// One entry of the analyzer's built-in rule tables, for `--explain` output and documentation.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RuleInfo {
-    /// Which table: `risk`, `interpreter`, `server` or `wrapper`.
+    /// Which table: `risk`, `interpreter`, `server`, `carrier` or `wrapper`.
     pub table: &'static str,
     /// Rule id (the wrapper name for wrappers).
     pub id: String,
@@ -140,6 +142,14 @@ pub fn rule_catalog() -> Vec<RuleInfo> {
         risk: None,
         matches: r.matches.to_vec(),
         not_matches: r.not_matches.to_vec(),
+    }));
+    out.extend(carriers::CARRIERS.iter().map(|c| RuleInfo {
+        table: "carrier",
+        id: c.programs.join("/"),
+        category: "",
+        risk: None,
+        matches: c.examples.iter().map(|(cmd, _)| *cmd).collect(),
+        not_matches: Vec::new(),
     }));
     out.extend(unwrap::WRAPPERS.iter().map(|w| RuleInfo {
         table: "wrapper",

@@ -167,7 +167,7 @@ impl Walker<'_> {
         }
     }
 
-    fn run_nested_argv(
+    pub(crate) fn run_nested_argv(
         &mut self,
         argv: Vec<Field>,
         origin: Origin,

@@ -251,6 +251,21 @@ impl Walker<'_> {
         if DB_CLIENTS.contains(&prog) {
             return CodeInput::Stdin(Lang::Sql);
         }
+        if prog == "at" || prog == "batch" {
+            // `at TIME` and `batch` read the job's shell commands from stdin or `-f FILE`.
+            let listing = argv
+                .iter()
+                .skip(1)
+                .any(|a| matches!(a.text.as_str(), "-l" | "-r" | "-d" | "-c" | "-V" | "--help"));
+            if listing {
+                return CodeInput::None;
+            }
+            if argv.iter().skip(1).any(|a| a.text.starts_with("-f")) {
+                self.opaque(format!("`{prog} -f` schedules commands from a file"));
+                return CodeInput::None;
+            }
+            return CodeInput::Stdin(Lang::Shell);
+        }
         if let Some(lang) = interp::interp_of(prog) {
             return match interp::script_arg(lang, argv) {
                 interp::Script::Stdin => CodeInput::Stdin(Lang::Interp(lang)),

@@ -89,6 +89,10 @@ pub enum Origin {
     /// The inner command of a runner that is not stripped for rule matching
     /// (`docker exec`, `kubectl exec`, `uv run`, `npx` …).
     Runner,
+    /// A command given as an option's value or trailing arguments of another program
+    /// (`tar --to-command`, `ssh -o ProxyCommand`, `git rebase --exec`, `man -P`,
+    /// `git bisect run`, a `sed` script's `e`).
+    Option,
 }
 
 /// A redirection of one command.

@@ -496,6 +496,16 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             for f in ops.iter().skip(usize::from(!explicit)) {
                 fx.add(rec, ctx, f, Access::Read, false);
             }
+            if p == "sed" {
+                // `w FILE`, `s///w FILE`, `r FILE` inside the script.
+                let (writes, reads) = crate::sed::sed_files(&rec.argv);
+                for w in writes {
+                    fx.add(rec, ctx, &Field::lit(w), Access::Write, false);
+                }
+                for r in reads {
+                    fx.add(rec, ctx, &Field::lit(r), Access::Read, false);
+                }
+            }
         }
         p if READERS.contains(&p) => {
             for f in operands(
