@@ -103,6 +103,20 @@ default ¦ deny:Read(./.env) ¦ Bash tee .env ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash grep KEY .env ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash x ¦ subs=python read.py; r=/p/.env ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash cat ./sub/../.env ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash date -f .env ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash diff --to-file=.env README ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash grep -f .env README ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash git diff --no-index .env /dev/null ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash git blame --contents=.env README ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash git show HEAD:.env ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash git cat-file -p HEAD~3:.env ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env) ¦ Bash git log -p -- .env ¦ - ¦ deny/rule
+default ¦ deny:Read(./secrets/**) ¦ Bash find secrets ¦ - ¦ deny/rule
+default ¦ - ¦ Bash git diff --no-index /etc/shadow README ¦ - ¦ ask/default
+default ¦ - ¦ Bash date -f /etc/shadow ¦ - ¦ ask/default
+default ¦ - ¦ Bash find /home/u/.ssh ¦ - ¦ ask/default
+default ¦ - ¦ Bash git show HEAD:README ¦ - ¦ allow/mode
+default ¦ - ¦ Bash find . -name x ¦ - ¦ allow/mode
 default ¦ deny:Read(~/.aws/**) ¦ Bash cat ~/.aws/credentials ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ ask/default
 default ¦ deny:Read(.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ deny/rule

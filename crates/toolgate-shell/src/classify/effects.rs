@@ -247,6 +247,10 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
         }
         "find" => {
             let info = parse_find(&rec.argv);
+            // Listing a tree reads its names, as `ls DIR` does.
+            for s in &info.starts {
+                fx.add(rec, ctx, s, Access::Read, false);
+            }
             if info.delete {
                 for s in &info.starts {
                     let ph = find_placeholder(s, info.filtered);
@@ -522,6 +526,9 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             }
         }
         _ => {}
+    }
+    for f in super::reads::extra_reads(prog, args) {
+        fx.add(rec, ctx, &f, Access::Read, false);
     }
     if DOWNLOADERS.contains(&prog)
         || matches!(

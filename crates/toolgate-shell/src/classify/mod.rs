@@ -8,6 +8,7 @@ pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod ops;
 pub(crate) mod readonly;
+mod reads;
 pub(crate) mod remote;
 pub(crate) mod system;
 
