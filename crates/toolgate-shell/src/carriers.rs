@@ -61,6 +61,8 @@ pub(crate) const CARRIERS: &[CarrierSpec] = &[
     CarrierSpec { programs: &["scp"], cmd_short: "S", cmd_long: &[], val_short: "cDiJlPoX", val_long: &[], opaque: &[("-F", "reads an ssh configuration file, which can run commands (ProxyCommand, LocalCommand, Match exec)")], examples: &[("scp -S ./myssh a host:", &["./myssh"]), ("scp -P 22 a host:", &[])]},
     CarrierSpec { programs: &["sftp"], cmd_short: "SD", cmd_long: &[], val_short: "BbcilPoRsJX", val_long: &[], opaque: &[("-F", "reads an ssh configuration file, which can run commands (ProxyCommand, LocalCommand, Match exec)")], examples: &[("sftp -D /usr/lib/sftp-server", &["/usr/lib/sftp-server"]), ("sftp -b batch host", &[])]},
     CarrierSpec { programs: &["ssh"], cmd_short: "", cmd_long: &[], val_short: "BbcDEeFIiJLlmOopQRSWw", val_long: &[], opaque: &[("-F", "reads an ssh configuration file, which can run commands (ProxyCommand, LocalCommand, Match exec)"), ("-I", "loads a PKCS#11 library, which runs its code")], examples: &[("ssh -F ./cfg host", &["?"]), ("ssh -p 22 host", &[])]},
+    CarrierSpec { programs: &["sort"], cmd_short: "", cmd_long: &["--compress-program"], val_short: "kStTo", val_long: &["--key", "--buffer-size", "--field-separator", "--temporary-directory", "--output", "--files0-from", "--random-source", "--parallel", "--batch-size"], opaque: &[], examples: &[("sort --compress-program=gzip -S 1M f", &["gzip"]), ("sort --compress-prog='sh -c id' f", &["sh -c id"]), ("sort -k2 -o out f", &[])]},
+    CarrierSpec { programs: &["rg"], cmd_short: "", cmd_long: &["--pre", "--hostname-bin"], val_short: "efgmABCMjtTE", val_long: &["--regexp", "--file", "--glob", "--max-count", "--after-context", "--before-context", "--context", "--max-columns", "--threads", "--type", "--type-not", "--encoding", "--pre-glob"], opaque: &[], examples: &[("rg --pre ./unzip.sh x", &["./unzip.sh"]), ("rg --pre-glob '*.gz' x", &[]), ("rg -e --pre x", &[])]},
     CarrierSpec { programs: &["man"], cmd_short: "PH", cmd_long: &["--pager", "--html"], val_short: "CMSsmLeRpErT", val_long: &["--config-file", "--manpath", "--sections", "--systems", "--locale", "--extension", "--recode", "--preprocessor", "--encoding", "--prompt"], opaque: &[], examples: &[("man -P cat ls", &["cat"]), ("man --pager='less -R' ls", &["less -R"]), ("man --html=firefox ls", &["firefox"]), ("man -Hfirefox ls", &["firefox"]), ("man 5 crontab", &[])]},
     CarrierSpec { programs: &["script"], cmd_short: "c", cmd_long: &["--command"], val_short: "ETBIOm", val_long: &["--echo", "--log-timing", "--log-io", "--log-in", "--log-out", "--logging-format", "--timing"], opaque: &[], examples: &[("script -qc 'make test' /dev/null", &["make test"]), ("script out.log", &[])]},
     CarrierSpec { programs: &["nodemon"], cmd_short: "x", cmd_long: &["--exec"], val_short: "ewdiV", val_long: &["--ext", "--watch", "--delay", "--ignore", "--signal", "--config"], opaque: &[], examples: &[("nodemon --exec 'npm test'", &["npm test"]), ("nodemon app.js", &[])]},
@@ -182,6 +184,7 @@ pub(crate) fn carried(prog: &str, argv: &[Field]) -> Vec<Carried> {
         "zip" => zip(argv, &mut out),
         "capsh" => capsh(argv, &mut out),
         "watchexec" => watchexec(argv, &mut out),
+        "fd" | "fdfind" => fd(argv, &mut out),
         "xterm" | "uxterm" | "urxvt" | "rxvt" | "konsole" | "alacritty" | "gnome-terminal"
         | "xfce4-terminal" | "terminator" | "kitty" => terminal(prog, argv, &mut out),
         _ => {}
@@ -588,6 +591,57 @@ fn first_operand(argv: &[Field], from: usize, valued: &[&str]) -> usize {
         }
     }
     i
+}
+
+/// `fd … -x CMD ARGS… [;]` / `-X`: the command runs once per match (or once for all).
+fn fd(argv: &[Field], out: &mut Vec<Carried>) {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].text.as_str();
+        if a == "--" {
+            return;
+        }
+        if matches!(a, "-x" | "--exec" | "-X" | "--exec-batch") {
+            let end = argv[i + 1..]
+                .iter()
+                .position(|w| w.text == ";")
+                .map_or(argv.len(), |p| i + 1 + p);
+            if end > i + 1 {
+                out.push(Carried::Argv(argv[i + 1..end].to_vec()));
+            }
+            i = end;
+        } else if matches!(
+            a,
+            "-e" | "--extension"
+                | "-t"
+                | "--type"
+                | "-E"
+                | "--exclude"
+                | "-d"
+                | "--max-depth"
+                | "-c"
+                | "--color"
+                | "-j"
+                | "--threads"
+                | "-S"
+                | "--size"
+                | "--changed-within"
+                | "--changed-before"
+                | "-o"
+                | "--owner"
+                | "--base-directory"
+                | "--path-separator"
+                | "--search-path"
+                | "--ignore-file"
+                | "--max-results"
+                | "--min-depth"
+                | "--exact-depth"
+                | "--format"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
 }
 
 /// Words joined by spaces, as a program that runs them through `sh -c` sees them.
@@ -1017,6 +1071,9 @@ pub(crate) mod tests {
         assert_eq!(texts("capsh --caps=x -- -c id"), ["bash -c id"]);
         assert_eq!(texts("sg docker 'docker ps'"), ["docker ps"]);
         assert_eq!(texts("xterm -e rm -rf /"), ["rm -rf /"]);
+        assert_eq!(texts("fd -e rs -x rm {} ; -H"), ["rm {}"]);
+        assert_eq!(texts("fd --exec-batch wc -l"), ["wc -l"]);
+        assert_eq!(texts("fd -e x pat"), Vec::<String>::new());
         assert_eq!(texts("gnome-terminal -e 'rm x'"), ["rm x"]);
         assert_eq!(texts("gnome-terminal -- rm x"), ["rm x"]);
     }

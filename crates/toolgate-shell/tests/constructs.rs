@@ -214,6 +214,8 @@ fn commands_carried_by_options() {
     catastrophic("xterm -e rm -rf /");
     catastrophic("nodemon --exec 'rm -rf /'");
     catastrophic("watchexec -- rm -rf /");
+    catastrophic("sort --compress-program='rm -rf /' -S 1 f");
+    catastrophic("fd -H -x rm -rf / \\;");
     let r = a("tar -cf /dev/null --to-command='rm -rf build' .");
     assert!(
         r.commands
@@ -266,6 +268,46 @@ fn commands_carried_by_options() {
     not_risky("man ls");
     not_risky("vim +10 f");
     not_risky("less +G f");
+}
+
+/// A read-only program's writing or executing options count in every spelling getopt
+/// accepts: `--long=VALUE`, abbreviations, attached values and bundles.
+#[test]
+fn unsafe_options_of_read_only_programs_in_any_spelling() {
+    for cmd in [
+        "sort --compress-program=./x -S 1 f",
+        "sort --compress-prog=./x -S 1 f",
+        "sort --comp=./x f",
+        "sort -uo out f",
+        "sort -oout f",
+        "sort --out=x f",
+        "tree --output=x",
+        "tree -ao x",
+        "fd -Hx rm",
+        "fd --exec=rm",
+        "date -us 2020-01-01",
+        "date --set=2020-01-01",
+        "yq -Pi '.a=1' f.yaml",
+        "rg -iz x",
+        "rg --pre=./x y",
+        "git diff --ext x",
+        "git log --outp=x",
+    ] {
+        let r = a(cmd);
+        assert!(r.risk > Risk::ReadOnly, "{cmd:?} is not read-only\n{r:#?}");
+    }
+    for cmd in [
+        "date -Iseconds",
+        "date -d yesterday +%s",
+        "sort -k2 -t, f",
+        "sort -S 1M f",
+        "tree -L 2",
+        "rg --pre-glob '*.gz' x",
+        "git log --oneline",
+    ] {
+        let r = a(cmd);
+        assert_eq!(r.risk, Risk::ReadOnly, "{cmd:?}\n{r:#?}");
+    }
 }
 
 #[test]

@@ -103,7 +103,7 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("who"),
     ro!("last"),
     ro!("printenv"),
-    ro!("sort", unsafe: &["-o", "--output", "--output="]),
+    ro!("sort", unsafe: &["-o", "--output", "--compress-program"]),
     ro!("uniq"),
     ro!("cut"),
     ro!("tr"),
@@ -206,6 +206,51 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("gh", subs: &["status", "browse"]),
 ];
 
+/// Short options that take a value, per program: in a bundle (`-uo FILE`) the letters after
+/// one of them are its value, not options (`date -Iseconds`).
+const VALUE_LETTERS: &[(&str, &str)] = &[
+    ("date", "dfIr"),
+    ("sort", "kStT"),
+    ("tree", "LPIHT"),
+    ("rg", "efgmABCMjtTE"),
+    ("fd", "edtEcjS"),
+    ("yq", "Ioe"),
+];
+
+/// Whether the word `a` is the unsafe option `u` in any spelling getopt accepts: exact,
+/// `--long=VALUE`, an abbreviation of a long option (`--compress-prog`), `-xVALUE`, or a
+/// letter of a bundle of short options (`sort -uo out`).
+fn unsafe_match(prog: &str, a: &str, u: &str) -> bool {
+    if let Some(long) = u.strip_prefix("--") {
+        let name = long.trim_end_matches('=');
+        let Some(given) = a.strip_prefix("--") else {
+            return false;
+        };
+        let given = given.split('=').next().unwrap_or("");
+        return given == name || (given.len() >= 3 && name.starts_with(given));
+    }
+    let Some(letter) = u.strip_prefix('-').filter(|l| l.chars().count() == 1) else {
+        // Single-dash long forms (`-exec`): exact.
+        return a == u;
+    };
+    let Some(bundle) = a.strip_prefix('-').filter(|b| !b.starts_with('-')) else {
+        return false;
+    };
+    let valued = VALUE_LETTERS
+        .iter()
+        .find(|(p, _)| *p == prog)
+        .map_or("", |(_, l)| l);
+    for c in bundle.chars() {
+        if letter.starts_with(c) {
+            return true;
+        }
+        if valued.contains(c) || !c.is_ascii_alphanumeric() {
+            return false;
+        }
+    }
+    false
+}
+
 /// The baseline risk of a command: `ReadOnly` when the program only reads and nothing it
 /// touches is written, else `Moderate`.
 pub(crate) fn baseline(v: &View<'_>) -> Risk {
@@ -229,15 +274,11 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
     let Some(entry) = READ_ONLY.iter().find(|r| r.program == prog) else {
         return Risk::Moderate;
     };
-    let unsafe_arg = v.args.iter().any(|a| {
-        entry.unsafe_args.iter().any(|u| {
-            if u.ends_with('=') {
-                a.starts_with(u)
-            } else {
-                a == u
-            }
-        })
-    });
+    let unsafe_arg = v
+        .args
+        .iter()
+        .take_while(|a| **a != "--")
+        .any(|a| entry.unsafe_args.iter().any(|u| unsafe_match(prog, a, u)));
     if unsafe_arg {
         return Risk::Moderate;
     }
