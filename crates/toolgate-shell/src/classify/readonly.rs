@@ -56,11 +56,11 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("lsd"),
     ro!("tree", unsafe: &["-o", "--output"]),
     ro!("cat"),
-    ro!("bat"),
-    ro!("batcat"),
+    ro!("bat", unsafe: &["--pager"]),
+    ro!("batcat", unsafe: &["--pager"]),
     ro!("head"),
     ro!("tail"),
-    ro!("less"),
+    ro!("less", unsafe: &["-o", "-O", "--log-file", "--LOG-FILE", "-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"]),
     ro!("more"),
     ro!("nl"),
     ro!("tac"),
@@ -69,13 +69,13 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("egrep"),
     ro!("fgrep"),
     ro!("rg", unsafe: &["--pre", "--pre=", "--hostname-bin", "--search-zip", "-z"]),
-    ro!("ag"),
-    ro!("ack"),
+    ro!("ag", unsafe: &["--pager"]),
+    ro!("ack", unsafe: &["--pager", "--ackrc"]),
     ro!("wc"),
     ro!("which"),
     ro!("whereis"),
     ro!("type"),
-    ro!("file"),
+    ro!("file", unsafe: &["-C", "--compile"]),
     ro!("stat"),
     ro!("du"),
     ro!("df"),
@@ -135,9 +135,9 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("fmt"),
     ro!("expand"),
     ro!("unexpand"),
-    ro!("man"),
+    ro!("man", unsafe: &["-C", "--config-file"]),
     ro!("help"),
-    ro!("info"),
+    ro!("info", unsafe: &["-o", "--output", "--dribble", "--init-file", "--restore"]),
     ro!("whatis"),
     ro!("apropos"),
     ro!("tldr"),
@@ -149,7 +149,7 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("dirs"),
     ro!("jobs"),
     ro!("locate"),
-    ro!("getent"),
+    ro!("getent", unsafe: &["shadow", "gshadow"]),
     ro!("nproc"),
     ro!("lscpu"),
     ro!("lsblk"),
@@ -169,7 +169,7 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("sed"),
     ro!("wait"),
     ro!("command"),
-    ro!("hash"),
+    ro!("hash", unsafe: &["-p"]),
     ro!("tput"),
     ro!("clear"),
     ro!("ss"),
@@ -195,14 +195,21 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("git", subs: &["status", "log", "diff", "show", "blame", "describe", "shortlog", "rev-parse", "ls-files", "ls-tree", "ls-remote", "cat-file", "show-ref", "merge-base", "count-objects", "for-each-ref", "name-rev", "rev-list", "whatchanged", "cherry", "diff-tree", "diff-files", "diff-index", "var", "help", "version", "check-ignore", "check-attr", "verify-commit", "grep", "annotate", "range-diff"],
         unsafe: &["--output", "--output=", "--ext-diff", "--textconv", "--exec", "--paginate", "--open-files-in-pager", "-O"]),
     ro!("docker", subs: &["ps", "images", "logs", "inspect", "version", "info", "stats", "top", "port", "history", "diff", "search"]),
-    ro!("kubectl", subs: &["get", "describe", "logs", "version", "explain", "api-resources", "api-versions", "top", "cluster-info", "auth"]),
-    ro!("helm", subs: &["list", "ls", "status", "history", "get", "show", "search", "version", "template", "lint"]),
-    ro!("terraform", subs: &["plan", "show", "validate", "version", "output", "providers", "graph"]),
-    ro!("npm", subs: &["ls", "list", "view", "info", "outdated", "search", "whoami", "ping", "doctor", "root", "bin", "prefix", "help", "explain", "why", "pack"]),
+    // `--kubeconfig` can name a file whose `exec` credential plugin is any program; `auth`
+    // is not here because `auth reconcile` writes RBAC objects.
+    ro!("kubectl", subs: &["get", "describe", "logs", "version", "explain", "api-resources", "api-versions", "top", "cluster-info"],
+        unsafe: &["--kubeconfig", "--output-directory"]),
+    ro!("helm", subs: &["list", "ls", "status", "history", "get", "show", "search", "version", "template", "lint"],
+        unsafe: &["--post-renderer", "--kubeconfig"]),
+    // Not `plan`, `validate`, `show` or `graph`: they load the provider plugins (programs in
+    // the workspace's `.terraform/`), and `plan` runs `external` data sources.
+    ro!("terraform", subs: &["version", "output", "providers"]),
+    // Not `pack`: it runs the package's `prepack`/`prepare` scripts.
+    ro!("npm", subs: &["ls", "list", "view", "info", "outdated", "search", "whoami", "ping", "doctor", "root", "bin", "prefix", "help", "explain", "why"]),
     ro!("cargo", subs: &["tree", "metadata", "search", "version", "locate-project", "verify-project", "read-manifest", "pkgid"]),
     ro!("pip", subs: &["list", "show", "freeze", "check", "search", "index", "inspect"]),
     ro!("pip3", subs: &["list", "show", "freeze", "check"]),
-    ro!("go", subs: &["version", "env", "list", "doc", "help"]),
+    ro!("go", subs: &["version", "env", "list", "doc", "help"], unsafe: &["-toolexec", "-exec", "-overlay"]),
     ro!("gh", subs: &["status", "browse"]),
 ];
 
@@ -210,6 +217,7 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
 /// one of them are its value, not options (`date -Iseconds`).
 const VALUE_LETTERS: &[(&str, &str)] = &[
     ("date", "dfIr"),
+    ("less", "bhjpPtTxyz#"),
     ("sort", "kStT"),
     ("tree", "LPIHT"),
     ("rg", "efgmABCMjtTE"),
@@ -230,8 +238,16 @@ fn unsafe_match(prog: &str, a: &str, u: &str) -> bool {
         return given == name || (given.len() >= 3 && name.starts_with(given));
     }
     let Some(letter) = u.strip_prefix('-').filter(|l| l.chars().count() == 1) else {
-        // Single-dash long forms (`-exec`): exact.
-        return a == u;
+        // Operands (`getent shadow`) exactly; single-dash long forms (`go -toolexec`) also as
+        // `-name=VALUE` and with two dashes, as Go's flag package accepts them.
+        if !u.starts_with('-') {
+            return a == u;
+        }
+        let a = a
+            .strip_prefix('-')
+            .filter(|r| r.starts_with('-'))
+            .unwrap_or(a);
+        return a == u || a.strip_prefix(u).is_some_and(|r| r.starts_with('='));
     };
     let Some(bundle) = a.strip_prefix('-').filter(|b| !b.starts_with('-')) else {
         return false;
@@ -304,11 +320,43 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
             return Risk::Moderate;
         }
         "awk" | "gawk" => {
+            // Program files and extensions are code the analyzer does not read; `getline <
+            // FILE` reads a file no path fact names.
+            let code_from_elsewhere = v.args.iter().any(|a| {
+                [
+                    "-f",
+                    "--file",
+                    "-i",
+                    "--include",
+                    "-l",
+                    "--load",
+                    "-E",
+                    "--exec",
+                ]
+                .iter()
+                .any(|u| unsafe_match(prog, a, u))
+            });
             let code = crate::interp::inline_code(crate::interp::Interp::Awk, &v.rec.argv)
                 .unwrap_or_default();
-            if code.contains("system") || code.contains('>') || code.contains('|') {
+            if code_from_elsewhere
+                || code.contains("system")
+                || code.contains('>')
+                || code.contains('|')
+                || code.contains("getline")
+                || code.contains("@include")
+                || code.contains("@load")
+            {
                 return Risk::Moderate;
             }
+        }
+        // `load("f")`, `load_str("f")`: yq reads any file named in the expression.
+        "yq" if v.args.iter().any(|a| a.contains("load")) => return Risk::Moderate,
+        // `go env -w/-u` writes the Go configuration (`GOFLAGS=-toolexec=…` runs a program
+        // at every build).
+        "go" if v.args.first() == Some(&"env")
+            && v.args.iter().any(|a| matches!(*a, "-w" | "-u")) =>
+        {
+            return Risk::Moderate;
         }
         "env" | "command" if v.args.iter().any(|a| !a.starts_with('-')) => return Risk::Moderate,
         "xxd" if v.args.iter().filter(|a| !a.starts_with('-')).count() > 1 => {

@@ -15,7 +15,8 @@ const READ_OPTIONS: &[(&[&str], &[&str])] = &[
     (&["diff", "sdiff", "diff3"], &["--from-file", "--to-file"]),
     (&["grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"], &["-f", "--file", "--exclude-from", "--ignore-file"]),
     (&["wc", "du", "sort"], &["--files0-from"]),
-    (&["jq", "yq"], &["--from-file"]),
+    (&["jq", "gojq", "jaq"], &["-f", "--from-file"]),
+    (&["dig"], &["-f", "-k"]),
 ];
 
 /// Files `prog` reads through its options or (for git) its object names and pathspecs.
@@ -26,6 +27,16 @@ pub(super) fn extra_reads(prog: &str, args: &[Field]) -> Vec<Field> {
     }
     if prog == "git" {
         git_reads(args, &mut out);
+    }
+    if matches!(prog, "jq" | "gojq" | "jaq") {
+        // `--rawfile NAME FILE`, `--slurpfile NAME FILE`: the second word is read.
+        for (i, w) in args.iter().enumerate() {
+            if matches!(w.text.as_str(), "--rawfile" | "--slurpfile")
+                && let Some(file) = args.get(i + 2)
+            {
+                out.push(file.clone());
+            }
+        }
     }
     out
 }
@@ -177,6 +188,9 @@ mod tests {
         assert_eq!(reads("rg --ignore-file ig x"), ["ig"]);
         assert_eq!(reads("wc --files0-from=list"), ["list"]);
         assert_eq!(reads("grep -- -f x"), Vec::<String>::new());
+        assert_eq!(reads("jq -n --rawfile k /etc/shadow $k"), ["/etc/shadow"]);
+        assert_eq!(reads("jq -f prog.jq in.json"), ["prog.jq"]);
+        assert_eq!(reads("dig -f names.txt"), ["names.txt"]);
     }
 
     #[test]
