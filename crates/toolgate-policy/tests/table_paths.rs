@@ -112,6 +112,11 @@ default ¦ deny:Read(./.env) ¦ Bash git show HEAD:.env ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash git cat-file -p HEAD~3:.env ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env) ¦ Bash git log -p -- .env ¦ - ¦ deny/rule
 default ¦ deny:Read(./secrets/**) ¦ Bash find secrets ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env); allow:Bash(python3 *) ¦ Bash python3 -c "print(open('.env').read())" ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env); allow:Bash(node *) ¦ Bash node -e "console.log(require('fs').readFileSync('.env','utf8'))" ¦ - ¦ deny/rule
+default ¦ deny:Read(./.env); allow:Bash(awk *) ¦ Bash awk 'BEGIN{getline l < ".env"; print l}' ¦ - ¦ deny/rule
+default ¦ allow:Bash(python3 *) ¦ Bash python3 -c "print(open('/etc/shadow').read())" ¦ - ¦ ask/default
+default ¦ allow:Bash(python3 *) ¦ Bash python3 -c "print(open('README').read())" ¦ - ¦ allow/rule
 default ¦ - ¦ Bash git diff --no-index /etc/shadow README ¦ - ¦ ask/default
 default ¦ - ¦ Bash date -f /etc/shadow ¦ - ¦ ask/default
 default ¦ - ¦ Bash find /home/u/.ssh ¦ - ¦ ask/default

