@@ -210,6 +210,35 @@ const READERS: &[&str] = &[
     "pdftotext",
     "mdls",
     "plutil",
+    "pv",
+    "rev",
+    "expand",
+    "unexpand",
+    "fmt",
+    "look",
+    "join",
+    "comm",
+    "pr",
+    "ed",
+    "most",
+    "split",
+    "csplit",
+    "code",
+    "subl",
+    "micro",
+    "hx",
+    "shasum",
+    "md5",
+    "sum",
+    "hexyl",
+    "xmllint",
+    "bc",
+    "7z",
+    "7za",
+    "7zz",
+    "mail",
+    "mailx",
+    "mutt",
 ];
 
 /// Programs whose first operand is a pattern/program and the rest are files.
@@ -443,10 +472,16 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             }
             for (i, a) in args.iter().enumerate() {
                 let t = a.text.as_str();
-                let file = if matches!(t, "-T" | "--upload-file") {
-                    args.get(i + 1).map(|f| f.text.clone())
+                // `-T FILE` / `-TFILE`; `-d @FILE` / `-d@FILE`; `-F name=@FILE` / `name=<FILE`.
+                let (name, attached) = match t.get(..2) {
+                    Some(short @ ("-T" | "-d" | "-F")) if t.len() > 2 => (short, Some(&t[2..])),
+                    _ => (t, None),
+                };
+                let value = || attached.or_else(|| args.get(i + 1).map(|f| f.text.as_str()));
+                let file = if matches!(name, "-T" | "--upload-file") {
+                    value().map(str::to_owned)
                 } else if matches!(
-                    t,
+                    name,
                     "-d" | "--data"
                         | "--data-binary"
                         | "--data-raw"
@@ -455,9 +490,12 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
                         | "--form"
                         | "--json"
                 ) {
-                    args.get(i + 1).and_then(|f| {
-                        f.text
-                            .split_once('@')
+                    value().and_then(|v| {
+                        v.split_once('@')
+                            .or_else(|| {
+                                v.split_once('<')
+                                    .filter(|_| matches!(name, "-F" | "--form"))
+                            })
                             .map(|(_, p)| p.split(';').next().unwrap_or("").to_owned())
                     })
                 } else {
@@ -515,13 +553,11 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             }
         }
         p if READERS.contains(&p) => {
-            for f in operands(
-                args,
-                &[
-                    "-n", "-c", "-o", "-i", "-s", "-t", "-k", "-f", "-d", "-e", "-p", "-C", "-m",
-                    "-w",
-                ],
-            ) {
+            // With the program's own list of value-taking options, their values are skipped;
+            // for a program without one, every word that is not an option is a possible file
+            // (skipping a guessed value could skip the file: `diff -i .env x`).
+            let flags = super::reads::reader_value_flags(p).unwrap_or(&[]);
+            for f in operands(args, flags) {
                 if f.text.contains(':') && (p == "scp" || p == "rsync") {
                     continue;
                 }
