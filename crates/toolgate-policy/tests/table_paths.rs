@@ -123,6 +123,19 @@ default ¦ deny:Read(./.env); allow:Bash(gh *) ¦ Bash gh gist create .env ¦ - 
 default ¦ deny:Read(./.env); allow:Bash(kubectl *) ¦ Bash kubectl create secret generic s --from-file=.env ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env); allow:Bash(docker *) ¦ Bash docker cp .env c:/x ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env); allow:Bash(git *) ¦ Bash git add .env ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git checkout -- conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git checkout HEAD~1 conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git restore --source=HEAD~1 conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git rm conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git mv a conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git clean -fd conf ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git checkout main ¦ - ¦ allow/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(sort *) ¦ Bash sort -uo conf/x f ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(uniq *) ¦ Bash uniq f conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(tar *) ¦ Bash tar -xf a.tar conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(patch *) ¦ Bash patch conf/x fix.diff ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(awk *) ¦ Bash awk -i inplace '{print}' conf/x ¦ - ¦ deny/rule
+default ¦ deny:Edit(./conf/**); allow:Bash(openssl *) ¦ Bash openssl enc -in f -out conf/x ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env); allow:Bash(git *) ¦ Bash git add src ¦ - ¦ allow/rule
 default ¦ deny:Read(./.env); allow:Bash(git *) ¦ Bash git commit -m .env ¦ - ¦ allow/rule
 default ¦ deny:Read(./.env); allow:Bash(python3 *) ¦ Bash python3 -c "print(open('.env').read())" ¦ - ¦ deny/rule

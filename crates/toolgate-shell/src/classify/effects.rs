@@ -569,6 +569,9 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
     for f in super::reads::extra_reads(prog, args) {
         fx.add(rec, ctx, &f, Access::Read, false);
     }
+    for (f, access) in super::writes::extra_writes(prog, args) {
+        fx.add(rec, ctx, &f, access, false);
+    }
     if DOWNLOADERS.contains(&prog)
         || matches!(
             prog,

@@ -11,6 +11,7 @@ pub(crate) mod readonly;
 mod reads;
 pub(crate) mod remote;
 pub(crate) mod system;
+mod writes;
 
 use std::path::PathBuf;
 

@@ -164,8 +164,15 @@ fn local_operands(args: &[Field], remote: &[&str]) -> Vec<Field> {
         .collect()
 }
 
+/// The first value of any of `options` (`-C DIR`, `-CDIR`, `--directory=DIR`).
+pub(super) fn option_value_of(args: &[Field], options: &[&str]) -> Option<Field> {
+    let mut v = Vec::new();
+    option_values(args, options, &mut v);
+    v.into_iter().next()
+}
+
 /// Values of `options` in every spelling: `-f FILE`, `-fFILE`, `--file=FILE`, `--file FILE`.
-fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Field>) {
+pub(super) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Field>) {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].text.as_str();
@@ -195,6 +202,22 @@ fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Field>) {
     }
 }
 
+/// git's subcommand and the words after it, past the global options (`-C DIR`, `-c K=V`).
+pub(super) fn git_subcommand(args: &[Field]) -> Option<(&str, &[Field])> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if matches!(a, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") {
+            i += 2;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    Some((args.get(i)?.text.as_str(), &args[i + 1..]))
+}
+
 /// git subcommands that print file contents.
 const GIT_PRINTERS: &[&str] = &[
     "show",
@@ -213,21 +236,9 @@ const GIT_PRINTERS: &[&str] = &[
 /// the working directory), pathspecs after `--`, `diff --no-index` operands, `blame`'s file
 /// and `--contents`, and `log -p` pathspecs.
 fn git_reads(args: &[Field], out: &mut Vec<Field>) {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if matches!(a, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") {
-            i += 2;
-        } else if a.starts_with('-') {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    let Some(sub) = args.get(i).map(|s| s.text.as_str()) else {
+    let Some((sub, rest)) = git_subcommand(args) else {
         return;
     };
-    let rest = &args[i + 1..];
     let patch = rest.iter().any(|w| {
         matches!(w.text.as_str(), "-p" | "-u" | "--patch" | "--follow")
             || w.text.starts_with("-L")
