@@ -889,11 +889,30 @@ fn git_config_value(kv: &str, src: &Field, out: &mut Vec<Carried>) {
         return;
     };
     let key = key.to_ascii_lowercase();
+    if key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path")) {
+        out.push(Carried::Opaque(format!(
+            "`git -c {kv}` includes a configuration file, which can name programs to run"
+        )));
+        return;
+    }
+    let Some(cmd) = git_config_command(&key, value) else {
+        return;
+    };
+    out.push(if key == "core.sshcommand" {
+        Carried::Transport(part(src, cmd))
+    } else {
+        Carried::Shell(part(src, cmd))
+    });
+}
+
+/// The command a git configuration value runs, for a lower-case `key` whose value names a
+/// program (`core.pager`, `alias.*` starting with `!`, `filter.*.smudge`, …).
+fn git_config_command<'v>(key: &str, value: &'v str) -> Option<&'v str> {
     let is_bool = matches!(
         value.to_ascii_lowercase().as_str(),
         "" | "true" | "false" | "yes" | "no" | "on" | "off" | "0" | "1"
     );
-    let command = match key.as_str() {
+    let command = match key {
         "core.pager"
         | "core.editor"
         | "core.sshcommand"
@@ -921,13 +940,7 @@ fn git_config_value(kv: &str, src: &Field, out: &mut Vec<Carried>) {
         }
         _ => None,
     };
-    if let Some(cmd) = command.filter(|c| !c.trim().is_empty()) {
-        out.push(if key == "core.sshcommand" {
-            Carried::Transport(part(src, cmd))
-        } else {
-            Carried::Shell(part(src, cmd))
-        });
-    }
+    command.filter(|c| !c.trim().is_empty())
 }
 
 #[cfg(test)]

@@ -238,6 +238,7 @@ fn commands_carried_by_options() {
     opaque("tar cIf 'touch x' x.tar .");
     opaque("git -c core.pager=\"$P\" log");
     opaque("git -c \"$KV\" log");
+    opaque("git -c include.path=./x.cfg log");
     opaque("ssh -o \"$OPT\" host");
     opaque("ssh -vF cfg host");
     // A sed script's files are paths of the command.
@@ -263,6 +264,7 @@ fn commands_carried_by_options() {
     not_risky("rsync -az -e 'ssh -p 2222' src/ host:dst/");
     not_risky("ssh -o StrictHostKeyChecking=no host");
     not_risky("git -c color.ui=always log");
+    not_risky("git -c core.pager=cat log");
     not_risky("sed -n '1,20p' f");
     not_risky("sed ':a;N;$!ba;s/\\n/ /g' f");
     not_risky("man ls");

@@ -212,6 +212,18 @@ fn config_exec(v: &View<'_>) -> Option<String> {
         };
         if let Some(kv) = kv {
             let key = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
+            // The pagers agents set to get plain output run nothing else (the value is also
+            // walked as a subcommand); any other program stays a finding, because the hook
+            // front door relies on findings where Claude Code's own rules do the allowing.
+            let value = kv.split_once('=').map_or("", |(_, v)| v.trim());
+            if (key == "core.pager" || key.starts_with("pager."))
+                && matches!(
+                    value,
+                    "cat" | "less" | "more" | "less -R" | "less -FR" | "less -FRX"
+                )
+            {
+                continue;
+            }
             if EXEC_KEYS.contains(&key.as_str())
                 || (key.starts_with("alias.") && kv.contains("=!"))
                 || key.starts_with("filter.")
@@ -251,5 +263,5 @@ pub(crate) const RULES: &[Rule] = &[
     Rule { id: "git.stash_drop", category: "git_destruction", risk: Risk::High, programs: &["git"], test: stash_drop, matches: &["git stash drop", "git stash clear"], not_matches: &["git stash", "git stash list", "git stash pop"]},
     Rule { id: "git.checkout_discard", category: "git_destruction", risk: Risk::High, programs: &["git"], test: checkout_discard, matches: &["git checkout -- file.txt", "git checkout .", "git checkout --recurse-submodules main file.txt", "git checkout --no-recurse-submodules main file.txt", "git checkout -f main", "git checkout HEAD -- src", "git restore a.txt", "git restore --worktree x", "git switch --discard-changes main"], not_matches: &["git checkout main", "git checkout --recurse-submodules main", "git checkout --recurse-submodules=on-demand main", "git checkout -b feature", "git restore --staged a.txt", "git switch -c feature"]},
     Rule { id: "git.history_rewrite", category: "git_destruction", risk: Risk::High, programs: &["git"], test: history_rewrite, matches: &["git filter-branch --tree-filter x HEAD", "git reflog expire --expire=now --all", "git gc --prune=now", "git update-ref -d refs/heads/x", "git worktree remove --force ../wt", "git rm -rf src"], not_matches: &["git gc", "git reflog", "git rm --cached -r x", "git worktree list"]},
-    Rule { id: "git.config_exec", category: "code_execution", risk: Risk::High, programs: &["git"], test: config_exec, matches: &["git -c core.pager='sh -c id' log", "git -c core.sshCommand='x' fetch", "git --exec-path=/tmp status", "git config core.hooksPath /tmp/h", "git config alias.x '!rm -rf /'"], not_matches: &["git -c user.name=x commit -m y", "git config user.email a@b", "git config --get core.pager"]},
+    Rule { id: "git.config_exec", category: "code_execution", risk: Risk::High, programs: &["git"], test: config_exec, matches: &["git -c core.pager='sh -c id' log", "git -c core.sshCommand='x' fetch", "git --exec-path=/tmp status", "git config core.hooksPath /tmp/h", "git config alias.x '!rm -rf /'"], not_matches: &["git -c user.name=x commit -m y", "git config user.email a@b", "git config --get core.pager", "git -c core.pager=cat log", "git -c core.pager='less -R' log"]},
 ];
