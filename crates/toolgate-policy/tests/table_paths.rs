@@ -130,6 +130,14 @@ default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git rm conf/x ¦ - ¦
 default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git mv a conf/x ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git clean -fd conf ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git checkout main ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git config core.fsmonitor ./watch.sh ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git config remote.origin.url https://x.example/r.git ¦ - ¦ ask/risk
+default ¦ allow:Bash(git *) ¦ Bash git config --global url.https://x.example/.insteadOf https://github.com/ ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git config user.email a@b.example ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git config core.pager 'rm -rf ~' ¦ - ¦ deny/risk
+default ¦ allow:Bash(git *) ¦ Bash git clone -c core.fsmonitor='rm -rf ~' https://x.example/r.git d ¦ - ¦ deny/risk
+default ¦ allow:Bash(git *) ¦ Bash git clone --template=./t https://x.example/r.git d ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git config --get user.name ¦ - ¦ allow/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(sort *) ¦ Bash sort -uo conf/x f ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(uniq *) ¦ Bash uniq f conf/x ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(tar *) ¦ Bash tar -xf a.tar conf/x ¦ - ¦ deny/rule

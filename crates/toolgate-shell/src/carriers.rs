@@ -823,6 +823,27 @@ fn git(argv: &[Field], out: &mut Vec<Carried>) {
             j += 1;
         }
     };
+    if matches!(sub.text.as_str(), "clone" | "init") {
+        for (j, w) in args.iter().enumerate() {
+            let a = w.text.as_str();
+            if a.starts_with("--template") || a.starts_with("--separate-git-dir") {
+                out.push(Carried::Opaque(format!(
+                    "`git {} {a}` takes hooks or a repository from another directory",
+                    sub.text
+                )));
+            }
+            // `git clone -c KEY=VALUE` writes the new repository's configuration.
+            let kv = match a {
+                "-c" | "--config" => args.get(j + 1),
+                _ => None,
+            };
+            if let Some(kv) = kv {
+                git_config_value(&kv.text, kv, out);
+            } else if let Some(kv) = a.strip_prefix("--config=") {
+                git_config_value(kv, w, out);
+            }
+        }
+    }
     match sub.text.as_str() {
         "fetch" | "pull" | "ls-remote" => opt_values(&[], &["--upload-pack"], out),
         "clone" => opt_values(&["-u"], &["--upload-pack"], out),
@@ -849,6 +870,27 @@ fn git(argv: &[Field], out: &mut Vec<Carried>) {
             out,
         ),
         "instaweb" => opt_values(&["-d", "-b"], &["--httpd", "--browser"], out),
+        // `git config KEY VALUE`, `git config set KEY VALUE`: the value is persisted and run
+        // by a later git command; it is judged now.
+        "config" => {
+            let words: Vec<&Field> = args
+                .iter()
+                .filter(|w| !w.text.starts_with('-'))
+                .skip_while(|w| w.text == "set")
+                .collect();
+            let reading = args.iter().any(|w| {
+                w.text.starts_with("--get") || matches!(w.text.as_str(), "-l" | "--list" | "get")
+            });
+            if let [key, value, ..] = words.as_slice()
+                && !reading
+            {
+                let src = Field {
+                    dynamic: key.dynamic || value.dynamic,
+                    ..(*value).clone()
+                };
+                git_config_value(&format!("{}={}", key.text, value.text), &src, out);
+            }
+        }
         "grep" => {
             for w in args {
                 let a = w.text.as_str();
@@ -1030,6 +1072,16 @@ pub(crate) mod tests {
     fn git_options_carry_commands() {
         assert_eq!(texts("git -c core.pager='rm -rf /' log"), ["rm -rf /"]);
         assert_eq!(texts("git -c core.pager=cat log"), ["cat"]);
+        assert_eq!(texts("git -c include.path=./x.cfg log"), ["?"]);
+        assert_eq!(texts("git clone -c core.fsmonitor=id u d"), ["id"]);
+        assert_eq!(texts("git clone --config=core.pager=id u d"), ["id"]);
+        assert_eq!(texts("git clone --template=./t u d"), ["?"]);
+        assert_eq!(texts("git init --template ./t"), ["?"]);
+        assert_eq!(texts("git config core.pager id"), ["id"]);
+        assert_eq!(texts("git config set core.pager id"), ["id"]);
+        assert_eq!(texts("git config --global alias.x '!id'"), ["id"]);
+        assert_eq!(texts("git config --get core.pager"), Vec::<String>::new());
+        assert_eq!(texts("git config user.name 'A B'"), Vec::<String>::new());
         assert_eq!(texts("git -c alias.x='!id' x"), ["id"]);
         assert_eq!(texts("git -c alias.st=status st"), Vec::<String>::new());
         assert_eq!(

@@ -122,6 +122,46 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
     out
 }
 
+/// Whether the key a `git config` command line sets is one that names no program, file or
+/// remote (`user.email`, `color.ui`, `pull.rebase`, …).
+fn config_key_is_harmless(rest: &[Field]) -> bool {
+    const HARMLESS: &[&str] = &[
+        "user.name",
+        "user.email",
+        "init.defaultbranch",
+        "pull.rebase",
+        "pull.ff",
+        "push.default",
+        "push.autosetupremote",
+        "fetch.prune",
+        "rebase.autosquash",
+        "rebase.autostash",
+        "merge.ff",
+        "merge.conflictstyle",
+        "core.autocrlf",
+        "core.filemode",
+        "core.eol",
+        "core.quotepath",
+        "commit.verbose",
+        "log.date",
+        "diff.renames",
+        "status.short",
+        "branch.autosetuprebase",
+        "help.autocorrect",
+    ];
+    let key = rest
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .find(|w| w.text != "set")
+        .map(|w| w.text.to_ascii_lowercase());
+    key.is_some_and(|k| {
+        HARMLESS.contains(&k.as_str())
+            || k.starts_with("color.")
+            || k.starts_with("advice.")
+            || k.starts_with("format.")
+    })
+}
+
 /// `member` as extracted into `dir` (`-C DIR`, `-d DIR`), or where it is.
 fn under(dir: Option<&Field>, member: &Field) -> Field {
     let text = match dir {
@@ -242,6 +282,33 @@ fn git_writes(args: &[Field], out: &mut Vec<(Field, Access)>) {
         v
     };
     match sub {
+        // `git config KEY VALUE` writes a configuration file: the repository's, the user's
+        // (`--global`), the system's or a named one (`-f FILE`). Those are protected paths,
+        // because most keys can name a program or redirect a remote; the keys below cannot.
+        "config"
+            if !rest.iter().any(|w| {
+                w.text.starts_with("--get")
+                    || matches!(w.text.as_str(), "-l" | "--list" | "get" | "-e" | "--edit")
+            }) && !config_key_is_harmless(rest)
+                && rest.iter().filter(|w| !w.text.starts_with('-')).count() >= 2 =>
+        {
+            let file = if let Some(f) = super::reads::option_value_of(rest, &["-f", "--file"]) {
+                f
+            } else if rest.iter().any(|w| w.text == "--global") {
+                Field::lit("~/.gitconfig")
+            } else if rest.iter().any(|w| w.text == "--system") {
+                Field::lit("/etc/gitconfig")
+            } else {
+                match super::reads::option_value_of(args, &["-C"]) {
+                    Some(dir) => Field {
+                        text: format!("{}/.git/config", dir.text.trim_end_matches('/')),
+                        ..dir
+                    },
+                    None => Field::lit(".git/config"),
+                }
+            };
+            out.push((file, Access::Write));
+        }
         // `git checkout [REV] -- PATH…` and `git checkout REV PATH…` overwrite PATHs.
         "checkout" => {
             let paths = if dd.is_some() {
@@ -348,5 +415,23 @@ mod tests {
         assert_eq!(writes("git rm --cached conf/x"), Vec::<String>::new());
         assert_eq!(writes("git clean -fd conf"), ["-conf"]);
         assert_eq!(writes("git clean -nd conf"), Vec::<String>::new());
+        assert_eq!(writes("git config core.pager x"), [".git/config"]);
+        assert_eq!(
+            writes("git config --global core.editor x"),
+            ["~/.gitconfig"]
+        );
+        assert_eq!(writes("git config -f cfg a.b c"), ["cfg"]);
+        assert_eq!(writes("git config user.email a@b"), Vec::<String>::new());
+        assert_eq!(
+            writes("git config --global color.ui auto"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            writes("git config remote.origin.url https://x"),
+            [".git/config"]
+        );
+        assert_eq!(writes("git config --get core.pager"), Vec::<String>::new());
+        assert_eq!(writes("git config --list"), Vec::<String>::new());
+        assert_eq!(writes("git -C sub config a.b c"), ["sub/.git/config"]);
     }
 }
