@@ -78,7 +78,13 @@ pub(crate) const CARRIERS: &[CarrierSpec] = &[
 impl Walker<'_> {
     /// Analyses the commands `argv`'s options carry, each as a subcommand of its own.
     pub(crate) fn run_carried(&mut self, prog: &str, argv: &[Field]) {
-        for c in carried(prog, argv) {
+        let list = carried(prog, argv);
+        self.run_carried_list(prog, list);
+    }
+
+    /// Analyses carried commands found by [`carried`] or [`db_meta`].
+    pub(crate) fn run_carried_list(&mut self, prog: &str, list: Vec<Carried>) {
+        for c in list {
             match c {
                 Carried::Shell(code) => {
                     if code.net {
@@ -187,6 +193,9 @@ pub(crate) fn carried(prog: &str, argv: &[Field]) -> Vec<Carried> {
         "capsh" => capsh(argv, &mut out),
         "watchexec" => watchexec(argv, &mut out),
         "fd" | "fdfind" => fd(argv, &mut out),
+        "sqlite3" | "duckdb" | "spatialite" | "psql" | "mysql" | "mariadb" => {
+            db_client(prog, argv, &mut out);
+        }
         "xterm" | "uxterm" | "urxvt" | "rxvt" | "konsole" | "alacritty" | "gnome-terminal"
         | "xfce4-terminal" | "terminator" | "kitty" => terminal(prog, argv, &mut out),
         _ => {}
@@ -593,6 +602,115 @@ fn first_operand(argv: &[Field], from: usize, valued: &[&str]) -> usize {
         }
     }
     i
+}
+
+/// Database shells' SQL given on the command line (`sqlite3 DB 'SQL'`, `-cmd`, `psql -c`,
+/// `mysql -e`), scanned by [`db_meta`]; script files (`-init`, `-f`) are opaque.
+fn db_client(prog: &str, argv: &[Field], out: &mut Vec<Carried>) {
+    // Script files (`psql -f`, `sqlite3 -init`) are like `bash script.sh`: what the
+    // command runs is its business once its rule allows it.
+    let texts: &[&str] = match prog {
+        "psql" => &["-c", "--command"],
+        "mysql" | "mariadb" => &["-e", "--execute"],
+        _ => &["-cmd"],
+    };
+    let mut sql = Vec::new();
+    crate::classify::option_values(&argv[1..], texts, &mut sql);
+    if matches!(prog, "sqlite3" | "duckdb" | "spatialite") {
+        // `sqlite3 [OPTIONS] DB [SQL…]`: operands after the database are SQL.
+        // The previous word (`argv[i]` for `argv[1..][i]`) may be an option taking it.
+        const VALUED: &[&str] = &[
+            "-cmd",
+            "-init",
+            "-separator",
+            "-newline",
+            "-nullvalue",
+            "-vfs",
+            "-mmap",
+            "-lookaside",
+            "-pagecache",
+            "-heap",
+            "-maxsize",
+        ];
+        let ops: Vec<&Field> = argv[1..]
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| {
+                let value = *i > 0 && VALUED.contains(&argv[*i].text.as_str());
+                !(w.text.starts_with('-') || value)
+            })
+            .map(|(_, w)| w)
+            .collect();
+        sql.extend(ops.into_iter().skip(1).cloned());
+    }
+    for text in sql {
+        out.extend(db_meta(prog, &text));
+    }
+}
+
+/// The shell commands in database-shell input: sqlite/duckdb `.shell`/`.system CMD`,
+/// `.output|.once|.read|.import |CMD` (and `.load LIB`, opaque); psql `\! CMD`, `\o |CMD`,
+/// `\g |CMD`, `\copy … program 'CMD'`, `COPY … PROGRAM 'CMD'`; mysql `system CMD`,
+/// `\! CMD`.
+pub(crate) fn db_meta(prog: &str, text: &Field) -> Vec<Carried> {
+    let mut out = Vec::new();
+    let shell = |cmd: &str, out: &mut Vec<Carried>| {
+        if !cmd.trim().is_empty() {
+            out.push(Carried::Shell(part(text, cmd.trim())));
+        }
+    };
+    let lower = text.text.to_ascii_lowercase();
+    for (line, lower_line) in text.text.lines().zip(lower.lines()) {
+        let t = line.trim_start();
+        let lt = lower_line.trim_start();
+        if let Some(rest) = t.strip_prefix('.') {
+            let (name, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let is = |full: &str| name.len() >= 2 && full.starts_with(name);
+            if is("shell") || is("system") {
+                shell(arg, &mut out);
+            } else if is("load") {
+                out.push(Carried::Opaque(format!(
+                    "`{prog} .load` loads an extension library, which runs its code"
+                )));
+            } else if (is("output") || is("once") || is("read") || is("import") || is("excel"))
+                && let Some(cmd) = arg.trim_start().strip_prefix('|')
+            {
+                shell(cmd, &mut out);
+            }
+        } else if let Some(rest) = t.strip_prefix('\\') {
+            let (name, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            match name {
+                "!" => shell(arg, &mut out),
+                "o" | "out" | "g" | "gx" | "w" | "write" => {
+                    if let Some(cmd) = arg.trim_start().strip_prefix('|') {
+                        shell(cmd, &mut out);
+                    }
+                }
+                _ => {}
+            }
+        } else if matches!(prog, "mysql" | "mariadb")
+            && let Some(arg) = lt.strip_prefix("system ").map(|_| &t[7..])
+        {
+            shell(arg, &mut out);
+        }
+        // `COPY … FROM/TO PROGRAM 'cmd'` (server side; for a local server, this machine).
+        if lt.contains("copy")
+            && let Some(k) = lt.find(" program ")
+        {
+            let after = &t[k + " program ".len()..];
+            let after = after.trim_start();
+            if let Some(q) = after.strip_prefix('\'') {
+                if let Some(end) = q.find('\'') {
+                    shell(&q[..end], &mut out);
+                }
+            } else {
+                out.push(Carried::Opaque(format!(
+                    "`{prog}` runs a program named in SQL"
+                )));
+            }
+        }
+    }
+    out
 }
 
 /// `fd … -x CMD ARGS… [;]` / `-X`: the command runs once per match (or once for all).
@@ -1141,6 +1259,32 @@ pub(crate) mod tests {
         assert_eq!(texts("fd -e rs -x rm {} ; -H"), ["rm {}"]);
         assert_eq!(texts("fd --exec-batch wc -l"), ["wc -l"]);
         assert_eq!(texts("fd -e x pat"), Vec::<String>::new());
+        assert_eq!(texts("sqlite3 x.db '.shell rm -rf /'"), ["rm -rf /"]);
+        assert_eq!(texts("sqlite3 x.db '.sys id'"), ["id"]);
+        assert_eq!(texts("sqlite3 -cmd '.system id' x.db"), ["id"]);
+        assert_eq!(texts("sqlite3 x.db '.once |id'"), ["id"]);
+        assert_eq!(texts("sqlite3 x.db '.load ./x.so'"), ["?"]);
+        assert_eq!(texts("sqlite3 -init x.sql x.db"), Vec::<String>::new());
+        assert_eq!(texts("sqlite3 x.db 'select 1'"), Vec::<String>::new());
+        assert_eq!(texts("duckdb x.db '.shell id'"), ["id"]);
+        assert_eq!(texts("psql -c '\\! id'"), ["id"]);
+        assert_eq!(texts("psql -c '\\o |id'"), ["id"]);
+        assert_eq!(
+            db_meta("psql", &Field::lit("COPY t FROM PROGRAM 'id' ;")),
+            [Carried::Shell(Field::lit("id"))]
+        );
+        assert_eq!(
+            db_meta("psql", &Field::lit("\\copy t to program 'gzip > x.gz'")),
+            [Carried::Shell(Field::lit("gzip > x.gz"))]
+        );
+        assert_eq!(texts("psql -f x.sql"), Vec::<String>::new());
+        assert_eq!(texts("psql -c 'select 1'"), Vec::<String>::new());
+        assert_eq!(texts("mysql -e 'system id'"), ["id"]);
+        assert_eq!(texts("mysql -e 'select 1'"), Vec::<String>::new());
+        assert_eq!(
+            texts("psql -c 'select * from t where x = 1 and program = 2'"),
+            Vec::<String>::new()
+        );
         assert_eq!(texts("gnome-terminal -e 'rm x'"), ["rm x"]);
         assert_eq!(texts("gnome-terminal -- rm x"), ["rm x"]);
     }

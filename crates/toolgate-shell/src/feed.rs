@@ -297,6 +297,9 @@ impl Walker<'_> {
     ) {
         match (lang, out) {
             (Lang::Sql, Output::Text(t)) => {
+                // Meta-commands in the fed text (`.shell`, `\!`, `system`) run commands.
+                let meta = crate::carriers::db_meta(prog, &crate::words::Field::lit(t.clone()));
+                self.run_carried_list(prog, meta);
                 if let Some(r) = rec.and_then(|r| self.recs.get_mut(r)) {
                     r.fed = Some(t);
                 }

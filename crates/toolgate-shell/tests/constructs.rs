@@ -215,6 +215,11 @@ fn commands_carried_by_options() {
     catastrophic("nodemon --exec 'rm -rf /'");
     catastrophic("watchexec -- rm -rf /");
     catastrophic("sort --compress-program='rm -rf /' -S 1 f");
+    catastrophic("sqlite3 x.db '.shell rm -rf /'");
+    catastrophic("sqlite3 x.db <<< '.system rm -rf /'");
+    catastrophic("echo '\\! rm -rf /' | psql");
+    catastrophic("psql -c \"COPY t FROM PROGRAM 'rm -rf /'\"");
+    catastrophic("mysql -e 'system rm -rf /'");
     catastrophic("fd -H -x rm -rf / \\;");
     let r = a("tar -cf /dev/null --to-command='rm -rf build' .");
     assert!(
@@ -239,6 +244,7 @@ fn commands_carried_by_options() {
     opaque("git -c core.pager=\"$P\" log");
     opaque("git -c \"$KV\" log");
     opaque("git -c include.path=./x.cfg log");
+    opaque("sqlite3 x.db '.load ./x.so'");
     opaque("ssh -o \"$OPT\" host");
     opaque("ssh -vF cfg host");
     // A sed script's files are paths of the command.

@@ -172,7 +172,7 @@ pub(super) fn option_value_of(args: &[Field], options: &[&str]) -> Option<Field>
 }
 
 /// Values of `options` in every spelling: `-f FILE`, `-fFILE`, `--file=FILE`, `--file FILE`.
-pub(super) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Field>) {
+pub(crate) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Field>) {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].text.as_str();
