@@ -12,9 +12,11 @@ use crate::words::Field;
 #[rustfmt::skip]
 const READ_OPTIONS: &[(&[&str], &[&str])] = &[
     (&["date"], &["-f", "--file"]),
-    (&["diff", "sdiff", "diff3"], &["--from-file", "--to-file"]),
+    (&["diff", "sdiff", "diff3"], &["--from-file", "--to-file", "-X", "--exclude-from"]),
+    (&["file"], &["-m", "--magic-file", "-f", "--files-from"]),
     (&["grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"], &["-f", "--file", "--exclude-from", "--ignore-file"]),
     (&["wc", "du", "sort"], &["--files0-from"]),
+    (&["du"], &["-X", "--exclude-from"]),
     (&["jq", "gojq", "jaq"], &["-f", "--from-file"]),
     (&["wget"], &["--post-file", "--body-file", "-i", "--input-file"]),
     (&["curl"], &["-K", "--config"]),
@@ -72,7 +74,7 @@ pub(super) fn reader_value_flags(prog: &str) -> Option<&'static [&'static str]> 
 /// Files `prog` reads through its options or (for git) its object names and pathspecs.
 pub(super) fn extra_reads(prog: &str, args: &[Field]) -> Vec<Field> {
     let mut out = Vec::new();
-    if let Some((_, options)) = READ_OPTIONS.iter().find(|(p, _)| p.contains(&prog)) {
+    for (_, options) in READ_OPTIONS.iter().filter(|(p, _)| p.contains(&prog)) {
         option_values(args, options, &mut out);
     }
     if prog == "git" {
@@ -195,6 +197,24 @@ pub(crate) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Fiel
             };
             if let Some(v) = attached {
                 out.push(part(&args[i], v));
+                break;
+            }
+            // Inside a bundle of short options: `date -uf FILE`, `grep -rif FILE`.
+            if let Some(letter) = o.strip_prefix('-').filter(|l| l.len() == 1)
+                && a.len() > 2
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && let Some(k) = a[1..].find(letter)
+            {
+                let rest = &a[1 + k + 1..];
+                if rest.is_empty() {
+                    if let Some(v) = args.get(i + 1) {
+                        out.push(v.clone());
+                    }
+                    i += 1;
+                } else {
+                    out.push(part(&args[i], rest));
+                }
                 break;
             }
         }
@@ -360,6 +380,11 @@ mod tests {
         assert_eq!(reads("rg --ignore-file ig x"), ["ig"]);
         assert_eq!(reads("wc --files0-from=list"), ["list"]);
         assert_eq!(reads("grep -- -f x"), Vec::<String>::new());
+        assert_eq!(reads("date -uf k"), ["k"]);
+        assert_eq!(reads("grep -rif k x"), ["k"]);
+        assert_eq!(reads("grep -ifk x"), ["k"]);
+        assert_eq!(reads("file -m k x"), ["k"]);
+        assert_eq!(reads("du -X k --files0-from=l"), ["l", "k"]);
         assert_eq!(reads("jq -n --rawfile k /etc/shadow $k"), ["/etc/shadow"]);
         assert_eq!(reads("jq -f prog.jq in.json"), ["prog.jq"]);
         assert_eq!(reads("dig -f names.txt"), ["names.txt"]);

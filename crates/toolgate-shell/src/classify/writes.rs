@@ -31,18 +31,6 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
     let mut files = Vec::new();
     if let Some((_, options)) = WRITE_OPTIONS.iter().find(|(p, _)| p.contains(&prog)) {
         option_values(args, options, &mut files);
-        // A bundle ending in the output letter: `sort -uo FILE`.
-        for (i, w) in args.iter().enumerate() {
-            let t = w.text.as_str();
-            if t.len() > 2
-                && t.starts_with('-')
-                && !t.starts_with("--")
-                && options.iter().any(|o| o.len() == 2 && t.ends_with(&o[1..]))
-                && let Some(v) = args.get(i + 1)
-            {
-                files.push(v.clone());
-            }
-        }
     }
     files.retain(|f| !matches!(f.text.as_str(), "-" | "/dev/stdout" | "/dev/stderr"));
     let mut out: Vec<(Field, Access)> = files.into_iter().map(|f| (f, Access::Write)).collect();
