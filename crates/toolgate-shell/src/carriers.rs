@@ -878,45 +878,26 @@ fn screen(argv: &[Field], out: &mut Vec<Carried>) {
 
 /// git: `-c` values that name a program, and the subcommands' command options.
 fn git(argv: &[Field], out: &mut Vec<Carried>) {
-    let mut i = 1;
-    while i < argv.len() {
-        let w = &argv[i];
+    let words = &argv[1..];
+    let sub = crate::classify::git_subcommand(words);
+    let global = match sub {
+        Some((_, rest)) => &words[..words.len() - rest.len() - 1],
+        None => words,
+    };
+    // `-c KEY=VALUE` / `-cKEY=VALUE` among the global options.
+    for (i, w) in global.iter().enumerate() {
         let a = w.text.as_str();
-        if a == "-c" || (a.starts_with("-c") && a.len() > 2) {
-            let (kv, src) = if a == "-c" {
-                i += 1;
-                match argv.get(i) {
-                    Some(v) => (v.text.as_str(), v),
-                    None => return,
-                }
-            } else {
-                (&a[2..], w)
-            };
-            git_config_value(kv, src, out);
-            i += 1;
-            continue;
+        if a == "-c" {
+            if let Some(v) = global.get(i + 1) {
+                git_config_value(&v.text, v, out);
+            }
+        } else if let Some(kv) = a.strip_prefix("-c").filter(|kv| !kv.is_empty())
+            && i.checked_sub(1).is_none_or(|p| global[p].text != "-c")
+        {
+            git_config_value(kv, w, out);
         }
-        if matches!(
-            a,
-            "-C" | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--super-prefix"
-                | "--attr-source"
-                | "--list-cmds"
-        ) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
     }
-    let Some(sub) = argv.get(i) else { return };
-    let args = &argv[i + 1..];
+    let Some((sub, args)) = sub else { return };
     let opt_values = |shorts: &[&str], longs: &[&str], out: &mut Vec<Carried>| {
         let mut j = 0;
         while j < args.len() {
@@ -941,13 +922,12 @@ fn git(argv: &[Field], out: &mut Vec<Carried>) {
             j += 1;
         }
     };
-    if matches!(sub.text.as_str(), "clone" | "init") {
+    if matches!(sub, "clone" | "init") {
         for (j, w) in args.iter().enumerate() {
             let a = w.text.as_str();
             if a.starts_with("--template") || a.starts_with("--separate-git-dir") {
                 out.push(Carried::Opaque(format!(
-                    "`git {} {a}` takes hooks or a repository from another directory",
-                    sub.text
+                    "`git {sub} {a}` takes hooks or a repository from another directory"
                 )));
             }
             // `git clone -c KEY=VALUE` writes the new repository's configuration.
@@ -962,7 +942,7 @@ fn git(argv: &[Field], out: &mut Vec<Carried>) {
             }
         }
     }
-    match sub.text.as_str() {
+    match sub {
         "fetch" | "pull" | "ls-remote" => opt_values(&[], &["--upload-pack"], out),
         "clone" => opt_values(&["-u"], &["--upload-pack"], out),
         "push" | "send-pack" => opt_values(&[], &["--receive-pack", "--exec"], out),

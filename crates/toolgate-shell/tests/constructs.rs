@@ -187,6 +187,9 @@ fn commands_carried_by_options() {
     catastrophic("tar -c -I 'rm -rf /' -f x.tar .");
     catastrophic("rsync -e 'rm -rf /' a host:");
     catastrophic("rsync -e 'ssh -o ProxyCommand=\"rm -rf /\"' a host:");
+    // A transport that is not plain `ssh` is walked as shell code.
+    catastrophic("rsync -e 'ssh h; rm -rf /' a host:");
+    catastrophic("git --namespace n -c core.pager='rm -rf /' log");
     catastrophic("ssh -o ProxyCommand='rm -rf /' host");
     catastrophic("ssh -oLocalCommand='rm -rf ~' -oPermitLocalCommand=yes host");
     catastrophic("scp -S 'rm -rf /' a host:");

@@ -100,7 +100,7 @@ impl Effects {
 }
 
 /// Operands of a command: arguments not starting with `-` (everything after `--`).
-fn operands(args: &[Field], value_flags: &[&str]) -> Vec<Field> {
+pub(super) fn operands(args: &[Field], value_flags: &[&str]) -> Vec<Field> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut dd = false;
@@ -454,22 +454,8 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
                 fx.add(rec, ctx, f, Access::Write, false);
             }
         }
-        "sort" => {
-            if let Some(o) = long_value(args, &["-o", "--output"]) {
-                fx.add(rec, ctx, o, Access::Write, false);
-            }
-        }
-        "wget" => {
-            if let Some(o) = long_value(args, &["-O", "--output-document"])
-                && o.text != "-"
-            {
-                fx.add(rec, ctx, o, Access::Write, false);
-            }
-        }
+        // Output files (`-o`, `-O`) are in `writes::extra_writes`, in every spelling.
         "curl" => {
-            if let Some(o) = long_value(args, &["-o", "--output"]) {
-                fx.add(rec, ctx, o, Access::Write, false);
-            }
             for (i, a) in args.iter().enumerate() {
                 let t = a.text.as_str();
                 // `-T FILE` / `-TFILE`; `-d @FILE` / `-d@FILE`; `-F name=@FILE` / `name=<FILE`.

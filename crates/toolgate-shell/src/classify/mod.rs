@@ -9,7 +9,7 @@ pub(crate) mod git;
 pub(crate) mod ops;
 pub(crate) mod readonly;
 mod reads;
-pub(crate) use reads::option_values;
+pub(crate) use reads::{git_subcommand, option_values};
 pub(crate) mod remote;
 pub(crate) mod system;
 mod writes;

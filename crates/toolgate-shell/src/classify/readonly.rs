@@ -164,8 +164,8 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("expr"),
     ro!("fd", unsafe: &["-x", "--exec", "-X", "--exec-batch"]),
     ro!("find"),
-    ro!("awk"),
-    ro!("gawk"),
+    ro!("awk", unsafe: &["-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"]),
+    ro!("gawk", unsafe: &["-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"]),
     ro!("sed"),
     ro!("wait"),
     ro!("command"),
@@ -320,26 +320,11 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
             return Risk::Moderate;
         }
         "awk" | "gawk" => {
-            // Program files and extensions are code the analyzer does not read; `getline <
-            // FILE` reads a file no path fact names.
-            let code_from_elsewhere = v.args.iter().any(|a| {
-                [
-                    "-f",
-                    "--file",
-                    "-i",
-                    "--include",
-                    "-l",
-                    "--load",
-                    "-E",
-                    "--exec",
-                ]
-                .iter()
-                .any(|u| unsafe_match(prog, a, u))
-            });
+            // Program files and extensions (`-f`, `-i`, `-l`) are unsafe options above;
+            // `getline < FILE` reads a file.
             let code = crate::interp::inline_code(crate::interp::Interp::Awk, &v.rec.argv)
                 .unwrap_or_default();
-            if code_from_elsewhere
-                || code.contains("system")
+            if code.contains("system")
                 || code.contains('>')
                 || code.contains('|')
                 || code.contains("getline")

@@ -223,11 +223,21 @@ pub(crate) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Fiel
 }
 
 /// git's subcommand and the words after it, past the global options (`-C DIR`, `-c K=V`).
-pub(super) fn git_subcommand(args: &[Field]) -> Option<(&str, &[Field])> {
+pub(crate) fn git_subcommand(args: &[Field]) -> Option<(&str, &[Field])> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].text.as_str();
-        if matches!(a, "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") {
+        if matches!(
+            a,
+            "-C" | "-c"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--config-env"
+                | "--super-prefix"
+                | "--attr-source"
+                | "--list-cmds"
+        ) {
             i += 2;
         } else if a.starts_with('-') {
             i += 1;

@@ -10,6 +10,7 @@
 
 use toolgate_protocol::Access;
 
+use super::effects::operands;
 use super::reads::option_values;
 use crate::words::Field;
 
@@ -40,13 +41,13 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
         "uniq" | "xxd" | "split" => {
             let flags = super::reads::reader_value_flags(prog).unwrap_or(&[]);
             if let Some(o) = operands(args, flags).get(1) {
-                out.push(((*o).clone(), Access::Write));
+                out.push((o.clone(), Access::Write));
             }
         }
         // `ed FILE`: the editor's script (on stdin) may write the file.
         "ed" | "red" => {
             if let Some(o) = operands(args, &["-p", "--prompt"]).first() {
-                out.push(((*o).clone(), Access::Write));
+                out.push((o.clone(), Access::Write));
             }
         }
         // `patch FILE [PATCH]`.
@@ -70,7 +71,7 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
                 "--suffix",
             ];
             if let Some(o) = operands(args, VALUED).first() {
-                out.push(((*o).clone(), Access::Write));
+                out.push((o.clone(), Access::Write));
             }
         }
         // `awk -i inplace PROG FILE…`, `gawk -i inplace`.
@@ -80,8 +81,8 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
                 .any(|w| w[0].text == "-i" && w[1].text == "inplace")
                 || args.iter().any(|w| w.text == "--include=inplace") =>
         {
-            let files: Vec<&Field> = ops().into_iter().filter(|w| w.text != "inplace").collect();
-            out.extend(files.iter().skip(1).map(|f| ((*f).clone(), Access::Write)));
+            let files = ops().into_iter().filter(|w| w.text != "inplace");
+            out.extend(files.skip(1).map(|f| (f, Access::Write)));
         }
         // `yq -i EXPR FILE`.
         "yq" if args.iter().any(|w| {
@@ -89,7 +90,7 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
                 || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('i'))
         }) =>
         {
-            out.extend(ops().iter().skip(1).map(|f| ((*f).clone(), Access::Write)));
+            out.extend(ops().into_iter().skip(1).map(|f| (f, Access::Write)));
         }
         // Archive members named on the command line are written when extracting.
         "tar" | "gtar" | "bsdtar" if extracting_tar(args) => {
@@ -161,25 +162,6 @@ fn under(dir: Option<&Field>, member: &Field) -> Field {
         dynamic: member.dynamic || dir.is_some_and(|d| d.dynamic),
         ..Field::default()
     }
-}
-
-/// Words that are not options or the values of `valued` options (all words after `--`).
-fn operands<'a>(args: &'a [Field], valued: &[&str]) -> Vec<&'a Field> {
-    let mut out = Vec::new();
-    let mut dd = false;
-    let mut i = 0;
-    while i < args.len() {
-        let w = &args[i];
-        if !dd && w.text == "--" {
-            dd = true;
-        } else if !dd && valued.contains(&w.text.as_str()) {
-            i += 1;
-        } else if dd || !w.text.starts_with('-') || w.text == "-" {
-            out.push(w);
-        }
-        i += 1;
-    }
-    out
 }
 
 /// Whether a tar command line extracts (`-x`, `--extract`, `--get`, old-style `xf`).
