@@ -82,7 +82,13 @@ impl Walker<'_> {
                         p.stdin = stdin;
                     }
                 }
-                ast::CommandPrefixOrSuffixItem::Word(w) => words.extend(self.expand_word(&w.value)),
+                ast::CommandPrefixOrSuffixItem::Word(w) => {
+                    let fields = self.expand_word(&w.value);
+                    if let Some(decl) = declaring(&words) {
+                        self.declare_operands(decl, &words, &fields);
+                    }
+                    words.extend(fields);
+                }
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if words.is_empty() {
                         let (val, text) = self.assignment_value(a);
@@ -99,7 +105,9 @@ impl Walker<'_> {
                     } else {
                         // `export A=b`, `declare -x A=b`, `local A=b`.
                         let (val, _) = self.assignment_value(a);
-                        if let ast::AssignmentName::VariableName(n) = &a.name {
+                        if declaring(&words).is_some_and(|d| is_nameref(d, &words)) {
+                            self.poison_vars("`declare -n` makes a name refer to another variable");
+                        } else if let ast::AssignmentName::VariableName(n) = &a.name {
                             self.set_var(n, val);
                         }
                         words.extend(self.expand_word(&w.value));
@@ -129,7 +137,90 @@ impl Walker<'_> {
             return None;
         }
         p.env = assigns.into_iter().map(|(n, _, t)| (n, t)).collect();
+        self.walk_env_code(&p.env);
         self.run_argv(words, Vec::new(), p)
+    }
+
+    /// Environment variables whose value a program runs as a shell command
+    /// (`PROMPT_COMMAND`, `GIT_SSH_COMMAND`, `EDITOR`, `LESSOPEN`'s `|cmd %s`, …), and the
+    /// prompts, whose `$(…)` run when they are shown (`PS4` under `set -x`).
+    fn walk_env_code(&mut self, env: &[(String, String)]) {
+        const COMMAND_VARS: &[&str] = &[
+            "PROMPT_COMMAND",
+            "GIT_SSH_COMMAND",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_PAGER",
+            "GIT_EDITOR",
+            "GIT_SEQUENCE_EDITOR",
+            "GIT_PROXY_COMMAND",
+            "GIT_ASKPASS",
+            "SSH_ASKPASS",
+            "PAGER",
+            "MANPAGER",
+            "EDITOR",
+            "VISUAL",
+            "LESSOPEN",
+            "LESSCLOSE",
+        ];
+        for (name, value) in env {
+            if COMMAND_VARS.contains(&name.as_str()) {
+                let code = value.trim_start_matches(['|', '-']).replace("%s", "FILE");
+                self.nested_code(&code, Origin::Eval, None, None);
+            } else if matches!(name.as_str(), "PS0" | "PS1" | "PS2" | "PS4")
+                && (value.contains("$(") || value.contains('`'))
+            {
+                let _ = self.expand_word(&format!("\"{}\"", value.replace('"', "\\\"")));
+            }
+        }
+    }
+
+    /// Operands of `declare`/`typeset`/`local`/`export`/`readonly` that the parser did not
+    /// take as assignments (`declare "f=x"`, `export "$n=v"`): they assign all the same.
+    fn declare_operands(&mut self, decl: &str, words: &[Field], fields: &[Field]) {
+        let nameref = is_nameref(decl, words);
+        for f in fields {
+            if f.dynamic {
+                self.poison_vars(format!("`{decl}` is given a computed operand"));
+                continue;
+            }
+            if f.text.starts_with(['-', '+']) {
+                continue;
+            }
+            if nameref {
+                self.poison_vars("`declare -n` makes a name refer to another variable");
+                continue;
+            }
+            let Some((name, value)) = f.text.split_once('=') else {
+                continue;
+            };
+            let (base, plain) = match name.split_once('[') {
+                Some((base, _)) => (base, false),
+                None => match name.strip_suffix('+') {
+                    Some(base) => (base, false),
+                    None => (name, true),
+                },
+            };
+            if !is_name(base) {
+                continue;
+            }
+            let val = if plain {
+                Val::Scalar(value.to_owned())
+            } else {
+                Val::Unknown
+            };
+            self.set_var(base, val);
+        }
+    }
+
+    /// Forgets every variable for the rest of this shell; see [`crate::words::Vars::poisoned`].
+    pub(crate) fn poison_vars(&mut self, why: impl Into<String>) {
+        if !self.vars.poisoned {
+            self.opaque(format!(
+                "{}; variables are not tracked past this point",
+                why.into()
+            ));
+        }
+        self.vars.poison();
     }
 
     fn set_var(&mut self, name: &str, val: Val) {
@@ -478,7 +569,47 @@ impl Walker<'_> {
             }
             "read" | "mapfile" | "readarray" | "getopts" => {
                 for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
+                    if a.dynamic {
+                        self.poison_vars(format!("`{prog}` assigns a computed variable name"));
+                    }
                     self.vars.map.insert(a.text.clone(), Val::Unknown);
+                }
+            }
+            "printf" => {
+                // `printf -v NAME FORMAT …` assigns instead of printing.
+                let mut i = 1;
+                while let Some(a) = argv.get(i) {
+                    let t = a.text.as_str();
+                    let target = match t {
+                        "--" => break,
+                        "-v" => argv.get(i + 1),
+                        _ if t.starts_with("-v") => Some(a),
+                        _ => break,
+                    };
+                    if let Some(target) = target {
+                        let name = if t == "-v" {
+                            target.text.as_str()
+                        } else {
+                            &t[2..]
+                        };
+                        if target.dynamic {
+                            self.poison_vars("`printf -v` assigns a computed variable name");
+                        } else {
+                            let base = name.split('[').next().unwrap_or(name).to_owned();
+                            self.set_var(&base, Val::Unknown);
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            "source" | "." => {
+                self.poison_vars(format!("`{prog}` runs a script in this shell"));
+            }
+            "trap" => self.trap_action(&argv),
+            "let" => {
+                for a in argv.iter().skip(1) {
+                    self.scan_arith(&a.text);
                 }
             }
             "alias" => {
@@ -516,7 +647,11 @@ impl Walker<'_> {
                     ),
                 );
             }
-            self.nested_code(&body, Origin::Eval, None, None);
+            if argv[1..].iter().any(|a| a.dynamic) {
+                self.poison_vars("`eval` runs computed code");
+            }
+            // `eval` runs in this shell: what it assigns or `cd`s to stays.
+            self.walk_code(&body, Origin::Eval);
         } else if SHELLS.contains(&prog.as_str()) {
             self.run_shell_args(&argv);
         } else if prog == "find" {
@@ -536,6 +671,33 @@ impl Walker<'_> {
             self.feed(lang, out, &prog, Origin::PipeToShell, idx);
         }
         idx
+    }
+
+    /// `trap ACTION SIGNAL…`: the action is shell code run later, at a time the analysis
+    /// cannot place (a `DEBUG` trap runs before every command), so it is walked as a
+    /// subcommand and nothing it may assign is trusted afterwards.
+    fn trap_action(&mut self, argv: &[Field]) {
+        let operands: Vec<&Field> = argv
+            .iter()
+            .skip(1)
+            .skip_while(|a| a.text.starts_with('-') && a.text != "-")
+            .collect();
+        let [action, _signal, ..] = operands.as_slice() else {
+            return; // `trap -p`, `trap -l`, `trap SIG` (a reset)
+        };
+        if action.text == "-" || action.text.is_empty() {
+            return;
+        }
+        if action.dynamic {
+            self.opaque(format!(
+                "the trap action `{}` is computed",
+                clip(&action.text)
+            ));
+        } else {
+            let code = action.text.clone();
+            self.nested_code(&code, Origin::Eval, None, None);
+        }
+        self.poison_vars("a trap action may assign variables at any point");
     }
 
     /// Runs nested shell code with optional positional parameters.
@@ -601,4 +763,34 @@ pub(crate) fn flag_value<'a>(argv: &'a [Field], names: &[&str]) -> Option<&'a Fi
             .then(|| argv.get(i + 1))
             .flatten()
     })
+}
+
+/// The declaring builtin (`declare`, `typeset`, `local`, `export`, `readonly`) a command
+/// being collected starts with, past `builtin` / `command`.
+fn declaring(words: &[Field]) -> Option<&'static str> {
+    const DECLARE: [&str; 5] = ["declare", "typeset", "local", "export", "readonly"];
+    let first = words
+        .iter()
+        .find(|w| !matches!(w.text.as_str(), "builtin" | "command"))?;
+    DECLARE.into_iter().find(|d| first.text == *d)
+}
+
+/// Whether `declare`/`typeset`/`local` got `-n` (in any bundle of options): a nameref.
+fn is_nameref(decl: &str, words: &[Field]) -> bool {
+    matches!(decl, "declare" | "typeset" | "local")
+        && words.iter().any(|w| {
+            w.text.len() > 1
+                && w.text.starts_with('-')
+                && !w.text.starts_with("--")
+                && w.text.contains('n')
+        })
+}
+
+/// A shell variable name.
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -34,6 +34,9 @@ pub(crate) enum PVal {
     Known(Vec<String>),
     /// Not statically known.
     Unknown,
+    /// Not statically known, but the same as this spelling (`${HOME:-/}` is `${HOME}`, which
+    /// path resolution knows).
+    UnknownAs(String),
 }
 
 impl Walker<'_> {
@@ -202,6 +205,13 @@ impl Walker<'_> {
                     }
                     PVal::Unknown => segs.push(Seg::Text {
                         s: src,
+                        quoted: true,
+                        split: false,
+                        dynamic: true,
+                        net: false,
+                    }),
+                    PVal::UnknownAs(spelled) => segs.push(Seg::Text {
+                        s: spelled,
                         quoted: true,
                         split: false,
                         dynamic: true,

@@ -181,6 +181,13 @@ impl Walker<'_> {
                 }
                 pass(Output::Text(s))
             }
+            // `$(pwd)` is the working directory the analysis tracks (`cd` included).
+            "pwd" if args.iter().all(|a| matches!(a.text.as_str(), "-L" | "-P")) => {
+                match (&rec.cwd, rec.cwd.as_ref().and_then(|c| c.to_str())) {
+                    (Some(_), Some(c)) => Output::Text(format!("{c}\n")),
+                    _ => Output::Unknown("the working directory after an unknown `cd`".into()),
+                }
+            }
             "printf" if !dynamic => match printf(args.iter().map(|a| a.text.as_str()).collect()) {
                 Some(s) => pass(Output::Text(s)),
                 None => Output::Unknown("a printf format the analyzer does not evaluate".into()),

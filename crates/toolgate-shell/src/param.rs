@@ -112,8 +112,20 @@ impl Walker<'_> {
                     return PVal::Known(scalar(v));
                 }
                 let d = self.expand_text(default);
+                // `${x:=d}` assigns when it substitutes; an unknown `x` may or may not be set.
+                if matches!(expr, ParameterExpr::AssignDefaultValues { .. })
+                    && let (Parameter::Named(name), false) = (parameter, *indirect)
+                {
+                    let val = match (&v, &d) {
+                        (Some(_), Some(d)) => Val::Scalar(d.clone()),
+                        _ => Val::Unknown,
+                    };
+                    let cond = self.cond > 0;
+                    self.vars.assign(name, val, cond);
+                }
                 match (v, d) {
                     (Some(_), Some(d)) => PVal::Known(vec![d]),
+                    (None, _) => env_spelling(parameter, *indirect),
                     _ => PVal::Unknown,
                 }
             }
@@ -137,7 +149,7 @@ impl Walker<'_> {
                 ..
             } => match self.resolve(parameter, *indirect) {
                 Some(v) => PVal::Known(scalar(v)),
-                None => PVal::Unknown,
+                None => env_spelling(parameter, *indirect),
             },
             ParameterExpr::UppercaseFirstChar {
                 parameter,
@@ -317,5 +329,18 @@ impl Walker<'_> {
             | ParameterExpr::VariableNames { .. }
             | ParameterExpr::MemberKeys { .. } => PVal::Unknown,
         }
+    }
+}
+
+/// For an unknown `$HOME` or `$PWD` with a default (`${HOME:-/}`, `${PWD:?}`): the
+/// variable's own spelling, which path resolution reads as the home or working directory.
+/// Both are set in any shell an agent runs, so the default never applies. Other variables
+/// (`$TMPDIR` is often unset) stay unknown.
+fn env_spelling(parameter: &Parameter, indirect: bool) -> PVal {
+    match parameter {
+        Parameter::Named(name) if !indirect && matches!(name.as_str(), "HOME" | "PWD") => {
+            PVal::UnknownAs(format!("${{{name}}}"))
+        }
+        _ => PVal::Unknown,
     }
 }

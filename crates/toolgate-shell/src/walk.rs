@@ -440,6 +440,22 @@ impl<'c> Walker<'c> {
         if expr.contains("$(") || expr.contains('`') {
             let _ = self.expand_word(expr);
         }
+        let names = arith_names(expr);
+        for name in &names {
+            // Arithmetic evaluates a variable's value as an expression, and an array
+            // subscript in it is expanded: `x='a[$(cmd)]'; echo $((x))` runs `cmd`.
+            if let Some(crate::words::Val::Scalar(v)) = self.vars.get(&name.0).cloned()
+                && (v.contains("$(") || v.contains('`'))
+            {
+                let _ = self.expand_word(&v);
+            }
+        }
+        for (name, assigned) in names {
+            if assigned {
+                let cond = self.cond > 0;
+                self.vars.assign(&name, crate::words::Val::Unknown, cond);
+            }
+        }
     }
 
     fn define_function(&mut self, f: &ast::FunctionDefinition) {
@@ -521,4 +537,62 @@ impl Rec {
     pub fn pipeline_stage_count(&self) -> usize {
         self.stage + 1
     }
+}
+
+/// The variable names in an arithmetic expression, each with whether the expression assigns
+/// it (`x=1`, `x+=2`, `x++`, `--x`). Names after `$` are included (as reads).
+fn arith_names(expr: &str) -> Vec<(String, bool)> {
+    let b = expr.as_bytes();
+    let mut out: Vec<(String, bool)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let name = &expr[start..i];
+            // Skip a subscript so `a[i]=1` assigns `a`.
+            let mut j = i;
+            if b.get(j) == Some(&b'[') {
+                let mut depth = 0usize;
+                while j < b.len() {
+                    match b[j] {
+                        b'[' => depth += 1,
+                        b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                j += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+            }
+            let rest = expr[j..].trim_start();
+            let before = expr[..start].trim_end();
+            let assigned = rest.starts_with("++")
+                || rest.starts_with("--")
+                || before.ends_with("++")
+                || before.ends_with("--")
+                || (rest.starts_with('=') && !rest.starts_with("=="))
+                || ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
+                    .iter()
+                    .any(|op| rest.starts_with(op));
+            // Digits glued to letters (`0x1f`, `16#ff`) are numbers, not names.
+            let in_number = start > 0 && (b[start - 1].is_ascii_digit() || b[start - 1] == b'#');
+            if !in_number {
+                match out.iter_mut().find(|(n, _)| n == name) {
+                    Some(e) => e.1 |= assigned,
+                    None => out.push((name.to_owned(), assigned)),
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }

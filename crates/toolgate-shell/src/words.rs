@@ -52,24 +52,42 @@ pub(crate) struct Vars {
     pub positional: Option<Vec<String>>,
     /// `$0` when known.
     pub arg0: Option<String>,
+    /// Set once the script did something that can assign variables the analysis cannot name
+    /// (a nameref, `declare "$n=v"`, `source FILE`, a trap action): from then on every
+    /// variable is unknown, so no earlier value is trusted.
+    pub poisoned: bool,
 }
+
+/// What every variable reads as once [`Vars::poisoned`] is set.
+static UNKNOWN: Val = Val::Unknown;
 
 impl Vars {
     /// Looks a variable up; `IFS` defaults to space, tab, newline.
     pub fn get(&self, name: &str) -> Option<&Val> {
+        if self.poisoned {
+            return Some(&UNKNOWN);
+        }
         self.map.get(name)
     }
 
-    /// Records an assignment. Inside a conditional context a new value that differs from an
-    /// existing one makes the variable unknown, since either may hold at run time.
+    /// Records an assignment. Inside a conditional context a new value that differs from the
+    /// current one (or a first assignment) makes the variable unknown, since either may hold
+    /// at run time.
     pub fn assign(&mut self, name: &str, val: Val, conditional: bool) {
-        if conditional && let Some(old) = self.map.get(name) {
-            if *old != val {
+        if conditional {
+            // A variable the script never assigned may come from the environment.
+            let differs = self.map.get(name).is_none_or(|old| *old != val);
+            if differs {
                 self.map.insert(name.to_owned(), Val::Unknown);
             }
             return;
         }
         self.map.insert(name.to_owned(), val);
+    }
+
+    /// Forgets every variable's value for the rest of this shell (see [`Vars::poisoned`]).
+    pub fn poison(&mut self) {
+        self.poisoned = true;
     }
 }
 
@@ -389,7 +407,11 @@ mod tests {
         v.assign("x", Val::Scalar("rm".into()), false);
         v.assign("x", Val::Scalar("ls".into()), true);
         assert_eq!(v.get("x"), Some(&Val::Unknown));
+        // Never assigned before the branch: the environment's value or "a" afterwards.
         v.assign("y", Val::Scalar("a".into()), true);
-        assert_eq!(v.get("y"), Some(&Val::Scalar("a".into())));
+        assert_eq!(v.get("y"), Some(&Val::Unknown));
+        v.poison();
+        assert_eq!(v.get("x"), Some(&Val::Unknown));
+        assert_eq!(v.get("never_set"), Some(&Val::Unknown));
     }
 }

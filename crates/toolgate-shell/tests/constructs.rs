@@ -828,3 +828,139 @@ fn parser_stalls_found_by_fuzzing_are_refused() {
     not_risky("cat <<EOF > a.txt\nx\nEOF");
     not_risky("echo \"$(cat <<'EOF'\nmsg\nEOF\n)\"");
 }
+
+/// Whether the analysis reports `path` with `access`.
+#[track_caller]
+fn touches(cmd: &str, path: &str, access: toolgate_protocol::Access) -> bool {
+    a(cmd)
+        .commands
+        .iter()
+        .flat_map(|c| &c.paths)
+        .any(|p| p.path.to_str() == Some(path) && p.access == access)
+}
+
+#[test]
+fn variables_assigned_by_builtins_are_not_trusted() {
+    use toolgate_protocol::Access::Read;
+    // Each of these leaves `x` as `rm` while a naive tracker still has `ls`.
+    catastrophic("x=ls; eval 'x=rm'; $x -rf ~");
+    catastrophic("x=ls; eval \"x=rm\"; $x -rf ~");
+    catastrophic("x=ls; printf -v x rm; $x -rf ~");
+    catastrophic("x=ls; printf -vx %s rm; $x -rf ~");
+    catastrophic("x=ls; declare -n x=y; y=rm; $x -rf ~");
+    catastrophic("x=; : ${x:=rm}; $x -rf ~");
+    catastrophic("unset x; : ${x=rm}; $x -rf ~");
+    catastrophic("x=ls; y=x; declare \"$y=rm\"; $x -rf ~");
+    catastrophic("x=ls; y=x; printf -v \"$y\" rm; $x -rf ~");
+    catastrophic("x=ls; y=x; read -r \"$y\" <<< rm; $x -rf ~");
+    catastrophic("x=ls; trap 'x=rm' DEBUG; $x -rf ~");
+    catastrophic("x=ls; source ./env.sh; $x -rf ~");
+    // A quoted operand of `declare`/`export` is an assignment too.
+    assert!(touches(
+        "f=README; declare \"f=.env\"; cat $f",
+        "/home/u/proj/.env",
+        Read
+    ));
+    assert!(touches(
+        "f=README; export 'f=.env'; cat $f",
+        "/home/u/proj/.env",
+        Read
+    ));
+    // What the old value would have named is not reported as what is read.
+    for c in [
+        "f=README; printf -v f .env; cat $f",
+        "f=README; . ./vars.sh; cat $f",
+        "f=README; declare -n r=f; r=.env; cat $f",
+        "f=README; trap 'f=.env' USR1; kill -USR1 $$; cat $f",
+        // Assigned in a branch that may not run: the environment's value may hold.
+        "if false; then f=README; fi; cat ${f}.env",
+        "i=1; ((i++)); cat f$i",
+        "let i=2; cat f$i",
+    ] {
+        opaque(c);
+        assert!(!touches(c, "/home/u/proj/README", Read), "{c}");
+        assert!(!touches(c, "/home/u/proj/README.env", Read), "{c}");
+        assert!(!touches(c, "/home/u/proj/f1", Read), "{c}");
+    }
+    // Arithmetic evaluates a variable's value, and a subscript in it runs `$(…)`.
+    catastrophic("x='a[$(rm -rf ~)]'; echo $((x))");
+    catastrophic("x='a[$(rm -rf ~)]'; (( x > 1 ))");
+    // Plain scripts keep their values.
+    not_risky("x=1; echo $((x + 1))");
+    not_risky("for f in a b; do echo \"$f\"; done");
+    not_risky("i=0; while [ $i -lt 3 ]; do i=$((i+1)); done");
+    assert!(touches(
+        "f=README.md; cat \"$f\"",
+        "/home/u/proj/README.md",
+        Read
+    ));
+}
+
+#[test]
+fn computed_program_names_meet_the_catastrophic_floor() {
+    for c in [
+        "read -r x <<< rm; $x -rf ~",
+        "${0/*/rm} -rf /",
+        "mapfile -t a <<< rm; ${a[0]} -rf /",
+        "$(cat prog.txt) -rf /",
+        "\"$CMD\" -R 777 /",
+        "$X if=/dev/zero of=/dev/sda",
+    ] {
+        catastrophic(c);
+    }
+    // A computed program with ordinary arguments is only opaque.
+    for c in [
+        "$EDITOR notes.txt",
+        "\"$@\"",
+        "$CC -o out main.c",
+        "$x -rf build",
+    ] {
+        let r = a(c);
+        assert!(r.risk < Risk::Catastrophic, "{c}: {r:#?}");
+    }
+}
+
+#[test]
+fn trap_actions_are_commands() {
+    catastrophic("trap 'rm -rf ~' EXIT; true");
+    catastrophic("trap -- 'rm -rf /' INT TERM");
+    has_text("trap 'rm -f out.txt' EXIT; make", "rm -f out.txt");
+    opaque("trap \"$ACTION\" EXIT");
+    for c in ["trap -p", "trap -l", "trap - EXIT", "trap '' INT"] {
+        let r = a(c);
+        assert!(r.risk < Risk::High, "{c}: {r:#?}");
+        assert_eq!(r.commands.len(), 1, "{c}: {r:#?}");
+    }
+}
+
+#[test]
+fn pwd_and_home_with_defaults_resolve() {
+    use toolgate_protocol::Access::{Delete, Read};
+    catastrophic("rm -rf ${HOME:-/tmp/x}");
+    catastrophic("rm -rf \"${HOME:?}\"");
+    catastrophic("rm -rf \"$(pwd)/..\"");
+    catastrophic("cd src && rm -rf `pwd`/../..");
+    assert!(touches("rm -rf \"$(pwd)\"", "/home/u/proj", Delete));
+    assert!(touches("cat \"$(pwd -P)/.env\"", "/home/u/proj/.env", Read));
+    assert!(touches(
+        "cd src && cat $(pwd)/x",
+        "/home/u/proj/src/x",
+        Read
+    ));
+    // `$TMPDIR` is often unset, so its default may apply: not resolved.
+    let r = a("rm -rf ${TMPDIR:-/}");
+    assert!(r.risk >= Risk::High, "{r:#?}");
+    opaque("cd \"$D\" && cat $(pwd)/x");
+}
+
+#[test]
+fn code_in_environment_variables_is_walked() {
+    catastrophic("PS4='$(rm -rf ~)' bash -xc true");
+    catastrophic("PROMPT_COMMAND='rm -rf ~' bash -i");
+    catastrophic("GIT_SSH_COMMAND='rm -rf ~' git fetch");
+    catastrophic("LESSOPEN='|rm -rf ~ %s' less f");
+    catastrophic("EDITOR='rm -rf ~' git commit");
+    has_text("GIT_EDITOR=true git rebase --continue", "true");
+    risk_at_least("LESSOPEN='|./x %s' less f", Risk::High);
+    risk_at_least("VISUAL=./x crontab -e", Risk::High);
+}

@@ -258,6 +258,11 @@ pub(crate) fn classify(
                     ));
                 }
             }
+            if findings.iter().all(|(f, _)| f.risk < Risk::Catastrophic)
+                && let Some(f) = computed_program_floor(rec, ctx, recs)
+            {
+                findings.push(f);
+            }
             let baseline = readonly::baseline(&view);
             Classified {
                 findings,
@@ -266,6 +271,68 @@ pub(crate) fn classify(
             }
         })
         .collect()
+}
+
+/// Programs a computed program name (`$x -rf /`, `${0/*/rm} -rf ~`) is tried as: where
+/// their catastrophic rules would fire on these arguments, the command is treated as if it
+/// were that program.
+const STAND_INS: [&str; 7] = ["rm", "mv", "chmod", "chown", "dd", "shred", "mkfs"];
+
+/// A command whose program name the analysis cannot know runs whatever the name turns out
+/// to be at run time. When its arguments would make any of [`STAND_INS`] catastrophic, so
+/// is the command: otherwise hiding `rm` behind `read`, `printf -v` or a pattern
+/// substitution would slip past the floor that `rm -rf /` meets.
+fn computed_program_floor(
+    rec: &Rec,
+    ctx: &Context,
+    recs: &[Rec],
+) -> Option<(Finding, &'static str)> {
+    let first = rec.argv.first().filter(|f| f.dynamic)?;
+    STAND_INS.into_iter().find_map(|prog| {
+        let mut stand_in = rec.clone();
+        stand_in.argv[0] = crate::words::Field::lit(prog);
+        stand_in.program = prog.to_owned();
+        let fx = effects::effects(&stand_in, ctx);
+        let view = View {
+            rec: &stand_in,
+            ctx,
+            args: stand_in
+                .argv
+                .iter()
+                .skip(1)
+                .map(|f| f.text.as_str())
+                .collect(),
+            fx: &fx,
+            all: recs,
+        };
+        all_rules()
+            .filter(|r| r.risk == Risk::Catastrophic || r.id == "fs.delete_workspace")
+            .filter(|r| r.programs.is_empty() || r.programs.contains(&prog))
+            .find_map(|rule| {
+                let detail = (rule.test)(&view)?;
+                let reason = format!(
+                    "`{}` (rule {}, with the computed program `{}` as `{prog}`): the program \
+                     name is only known at run time, and as `{prog}` this {detail}",
+                    clip(
+                        &rec.argv
+                            .iter()
+                            .map(|f| f.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                    rule.id,
+                    clip(&first.text),
+                );
+                Some((
+                    Finding {
+                        risk: Risk::Catastrophic,
+                        category: rule.category.to_owned(),
+                        reason,
+                    },
+                    rule.id,
+                ))
+            })
+    })
 }
 
 #[cfg(test)]

@@ -470,8 +470,29 @@ fn env_injection(v: &View<'_>) -> Option<String> {
         "PYTHONSTARTUP",
         "PERL5OPT",
         "RUBYOPT",
+        // Run as commands or expanded with `$(…)` by the programs that read them.
+        "PS0",
+        "PS1",
+        "PS2",
+        "PS4",
+        "EDITOR",
+        "VISUAL",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "MANPAGER",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PROXY_COMMAND",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "LD_AUDIT",
     ];
-    let hit = v.rec.env.iter().find(|(k, _)| VARS.contains(&k.as_str()));
+    let hit = v
+        .rec
+        .env
+        .iter()
+        .find(|(k, _)| VARS.contains(&k.as_str()) || k.starts_with("BASH_FUNC_"));
     hit.map(|(k, val)| format!("sets `{k}={val}`, which makes programs load or run other code"))
 }
 
