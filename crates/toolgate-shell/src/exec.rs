@@ -6,6 +6,7 @@ use brush_parser::ast;
 use toolgate_protocol::Risk;
 
 use crate::expand::clip;
+use crate::feed::Output;
 use crate::interp;
 use crate::types::{Origin, Redirect};
 use crate::unwrap::{Stripped, WrapKind, find_wrapper, strip};
@@ -661,6 +662,9 @@ impl Walker<'_> {
         {
             self.scan_interp(lang, &code, &prog);
         }
+        if let CodeInput::Written(lang, text) = code.clone() {
+            self.feed(lang, Output::Text(text), &prog, Origin::PipeToShell, idx);
+        }
         if let CodeInput::ProcSub(lang, pidx) = code {
             let stages = self
                 .producers
@@ -751,7 +755,22 @@ impl Walker<'_> {
             extra_reads: Vec::new(),
             fed: None,
         });
-        Some(self.recs.len() - 1)
+        let idx = self.recs.len() - 1;
+        self.note_written(idx);
+        let rec = &self.recs[idx];
+        if rec.program == "exec" && rec.argv.len() == 1 {
+            let replaced = match &rec.stdin {
+                Some((t, true)) => Some(Output::Text(t.clone())),
+                Some((_, false)) => Some(Output::Unknown(
+                    "a here-document with unresolved expansions".into(),
+                )),
+                None => self.stdin_redirect(idx),
+            };
+            if replaced.is_some() {
+                self.stdin_replaced = replaced;
+            }
+        }
+        Some(idx)
     }
 }
 

@@ -6,6 +6,7 @@ use base64::Engine as _;
 use toolgate_protocol::Risk;
 
 use crate::expand::clip;
+use crate::paths::resolve_word;
 use crate::types::Origin;
 use crate::walk::{CodeInput, Lang, Walker};
 use crate::words::{decode_ansi_c, decode_echo_escapes};
@@ -128,7 +129,7 @@ impl Walker<'_> {
         cur
     }
 
-    fn rec_output(&self, r: usize, input: Output) -> Output {
+    pub(crate) fn rec_output(&self, r: usize, input: Output) -> Output {
         let rec = &self.recs[r];
         let prog = rec.program.as_str();
         let args = rec.argv.get(1..).unwrap_or(&[]);
@@ -286,11 +287,55 @@ impl Walker<'_> {
                     Output::Unknown("a here-document with unresolved expansions".into()),
                     Origin::Heredoc,
                 ),
-                None if k == 0 => continue,
+                None if k == 0 => match self.stdin_redirect(r) {
+                    Some(out) => (out, Origin::PipeToShell),
+                    None => continue,
+                },
                 None => (self.pipeline_output(&stages[..k]), Origin::PipeToShell),
             };
             self.feed(lang, out, &prog, origin, Some(r));
         }
+    }
+
+    /// What reaches a code runner's stdin through a redirect: a process substitution's
+    /// output (`sh < <(echo …)`), a file written earlier in the command, or something the
+    /// analysis cannot follow (`bash <&3`, stdin replaced by `exec`). `None` for the
+    /// terminal, a closed stdin or a file from before the command.
+    pub(crate) fn stdin_redirect(&self, r: usize) -> Option<Output> {
+        let rec = self.recs.get(r)?;
+        let redirect = rec.redirects.iter().rev().find(|rr| {
+            matches!(rr.public.fd, None | Some(0))
+                && matches!(rr.public.op.as_str(), "<" | "<>" | "<&")
+        });
+        let Some(rr) = redirect else {
+            return self.stdin_replaced.clone();
+        };
+        if rr.public.op == "<&" {
+            return match rr.target.text.as_str() {
+                "-" | "0" => None,
+                fd => Some(Output::Unknown(format!("file descriptor {fd}"))),
+            };
+        }
+        if let Some(p) = rr.target.procsub {
+            let stages = self
+                .producers
+                .get(p)
+                .map(|p| p.stages.clone())
+                .unwrap_or_default();
+            return Some(self.pipeline_output(&stages));
+        }
+        let home = self.ctx.home.clone();
+        let path = (!rr.target.dynamic)
+            .then(|| resolve_word(&rr.target.text, rec.cwd.as_deref(), home.as_deref()))
+            .flatten()?;
+        let (_, text) = self.written.iter().rev().find(|(p, _)| *p == path)?;
+        Some(match text {
+            Some(t) => Output::Text(t.clone()),
+            None => Output::Unknown(format!(
+                "{}, written earlier in the command with text the analyzer cannot see",
+                path.display()
+            )),
+        })
     }
 
     /// Feeds `out` as code to a runner of `lang`.

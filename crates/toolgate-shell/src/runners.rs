@@ -2,10 +2,13 @@
 //! files, stdin), `env` (incl. `-S`), `flock -c`, `watch`, `ssh host cmd`, `cd`, and the
 //! download-then-run check.
 
+use std::path::PathBuf;
+
 use toolgate_protocol::Risk;
 
 use crate::exec::{DB_CLIENTS, Pending, SHELLS, flag_value};
 use crate::expand::clip;
+use crate::feed::Output;
 use crate::interp;
 use crate::paths::resolve_word;
 use crate::types::{CdTarget, Origin};
@@ -229,8 +232,8 @@ impl Walker<'_> {
                 Some(f) => match f.procsub {
                     Some(p) => CodeInput::ProcSub(Lang::Shell, p),
                     None => {
-                        self.check_downloaded_exec(prog, f);
-                        CodeInput::None
+                        let f = f.clone();
+                        self.script_file(prog, &f, Some(Lang::Shell))
                     }
                 },
             };
@@ -242,8 +245,8 @@ impl Walker<'_> {
                 }
                 Some(f) if f.text == "/dev/stdin" || f.text == "-" => CodeInput::Stdin(Lang::Shell),
                 Some(f) => {
-                    self.check_downloaded_exec(prog, f);
-                    CodeInput::None
+                    let f = f.clone();
+                    self.script_file(prog, &f, Some(Lang::Shell))
                 }
                 None => CodeInput::None,
             };
@@ -275,8 +278,7 @@ impl Walker<'_> {
                         Some(p) => CodeInput::ProcSub(Lang::Interp(lang), p),
                         None => {
                             let f = f.clone();
-                            self.check_downloaded_exec(prog, &f);
-                            CodeInput::None
+                            self.script_file(prog, &f, Some(Lang::Interp(lang)))
                         }
                     }
                 }
@@ -285,9 +287,122 @@ impl Walker<'_> {
         }
         if let Some(f) = argv.first() {
             let f = f.clone();
+            // Only a path runs a file from here; a bare name is looked up in PATH.
+            if f.text.contains('/') {
+                return self.script_file(prog, &f, None);
+            }
             self.check_downloaded_exec(prog, &f);
         }
         CodeInput::None
+    }
+
+    /// A script file `prog` runs: downloaded earlier in the command is remote code
+    /// execution; written earlier with known text, the text is what runs (`lang`, or the
+    /// `#!` line when the file itself is executed); written with unknown text, opaque.
+    fn script_file(&mut self, prog: &str, f: &Field, lang: Option<Lang>) -> CodeInput {
+        self.check_downloaded_exec(prog, f);
+        if f.dynamic || self.written.is_empty() {
+            return CodeInput::None;
+        }
+        let home = self.ctx.home.clone();
+        let Some(path) = resolve_word(&f.text, self.cwd.as_deref(), home.as_deref()) else {
+            return CodeInput::None;
+        };
+        let Some((_, text)) = self.written.iter().rev().find(|(p, _)| *p == path) else {
+            return CodeInput::None;
+        };
+        let Some(text) = text.clone() else {
+            self.opaque(format!(
+                "`{prog}` runs {}, which the command wrote with text the analyzer cannot see",
+                path.display()
+            ));
+            return CodeInput::None;
+        };
+        match lang.or_else(|| shebang_lang(&text)) {
+            Some(lang) => CodeInput::Written(lang, text),
+            None => {
+                self.opaque(format!(
+                    "`{prog}` runs {}, written earlier in the command for an interpreter the \
+                     analyzer does not read",
+                    path.display()
+                ));
+                CodeInput::None
+            }
+        }
+    }
+
+    /// Remembers what a command writes to files through `>`/`>>` (or `tee FILE`), with the
+    /// text when its output is known (`echo`, `printf`, `cat <<EOF`).
+    pub(crate) fn note_written(&mut self, r: usize) {
+        let Some(rec) = self.recs.get(r) else {
+            return;
+        };
+        let home = self.ctx.home.clone();
+        let resolve = |w: &Field| {
+            (!w.dynamic)
+                .then(|| resolve_word(&w.text, rec.cwd.as_deref(), home.as_deref()))
+                .flatten()
+        };
+        let inherited = self.inherited.len();
+        let mut targets: Vec<(PathBuf, bool)> = rec
+            .redirects
+            .iter()
+            .enumerate()
+            .filter(|(_, rr)| {
+                rr.write
+                    && matches!(rr.public.fd, None | Some(1))
+                    && matches!(rr.public.op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>")
+            })
+            .filter_map(|(i, rr)| {
+                // An enclosing group's redirect collects every inner command's output.
+                let append = rr.public.op.ends_with(">>") || i < inherited;
+                resolve(&rr.target).map(|p| (p, append))
+            })
+            .collect();
+        if rec.program == "tee" {
+            let append = rec
+                .argv
+                .iter()
+                .any(|a| a.text == "-a" || a.text == "--append");
+            targets.extend(
+                rec.argv
+                    .iter()
+                    .skip(1)
+                    .filter(|a| !a.text.starts_with('-'))
+                    .filter_map(|a| resolve(a).map(|p| (p, append))),
+            );
+        }
+        if targets.is_empty() {
+            return;
+        }
+        let input = match &rec.stdin {
+            Some((t, true)) => Output::Text(t.clone()),
+            Some((_, false)) => {
+                Output::Unknown("a here-document with unresolved expansions".into())
+            }
+            None if rec.stage == 0 => Output::Unknown("the terminal".into()),
+            None => {
+                let before = self.pipe.1.get(..rec.stage).unwrap_or(&[]).to_vec();
+                self.pipeline_output(&before)
+            }
+        };
+        let text = match self.rec_output(r, input) {
+            Output::Text(t) => Some(t),
+            _ => None,
+        };
+        for (path, append) in targets {
+            let earlier = self
+                .written
+                .iter()
+                .rposition(|(p, _)| *p == path)
+                .map(|i| self.written.remove(i).1);
+            let text = match (append, earlier, &text) {
+                (true, Some(Some(before)), Some(t)) => Some(before + t),
+                (true, Some(None), _) => None,
+                _ => text.clone(),
+            };
+            self.written.push((path, text));
+        }
     }
 
     pub(crate) fn check_downloaded_exec(&mut self, prog: &str, f: &Field) {
@@ -342,4 +457,23 @@ impl Walker<'_> {
             self.downloads.push(p);
         }
     }
+}
+
+/// The language a script runs in by its `#!` line: a shell without one (the kernel refuses
+/// it and the shell runs it itself), `None` for an interpreter the analyzer does not read.
+fn shebang_lang(text: &str) -> Option<Lang> {
+    let Some(line) = text.lines().next().and_then(|l| l.strip_prefix("#!")) else {
+        return Some(Lang::Shell);
+    };
+    let mut words = line.split_whitespace();
+    let mut prog = words.next().map(crate::exec::basename)?;
+    if prog == "env" {
+        prog = words
+            .find(|w| !w.starts_with('-') && !w.contains('='))
+            .map(crate::exec::basename)?;
+    }
+    if SHELLS.contains(&prog.as_str()) {
+        return Some(Lang::Shell);
+    }
+    interp::interp_of(&prog).map(Lang::Interp)
 }

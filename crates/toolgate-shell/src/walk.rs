@@ -24,6 +24,8 @@ pub(crate) enum CodeInput {
     Stdin(Lang),
     /// Reads its program from a process substitution argument.
     ProcSub(Lang, usize),
+    /// Runs a script file written earlier in the command, whose text is known.
+    Written(Lang, String),
 }
 
 /// The language of code fed to a runner.
@@ -122,6 +124,12 @@ pub(crate) struct Walker<'c> {
     pub background: bool,
     /// Files a downloader wrote (`curl -o x`, `wget URL`).
     pub downloads: Vec<PathBuf>,
+    /// Files written earlier in the command (`echo … > x.sh`, `cat > x.sh <<EOF`), with
+    /// their text when it is known: running one walks that text.
+    pub written: Vec<(PathBuf, Option<String>)>,
+    /// What `exec` redirected the shell's input to (`exec 0<<<TEXT`, `exec < <(…)`): a
+    /// shell reading stdin afterwards reads that.
+    pub stdin_replaced: Option<crate::feed::Output>,
     pub cd: Option<crate::types::CdTarget>,
     pub exhausted: bool,
     /// Stages of the most recently completed pipeline (for substitution output).
@@ -154,6 +162,8 @@ impl<'c> Walker<'c> {
             inherited: Vec::new(),
             background: false,
             downloads: Vec::new(),
+            written: Vec::new(),
+            stdin_replaced: None,
             cd: None,
             exhausted: false,
             last_pipe: None,
