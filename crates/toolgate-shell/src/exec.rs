@@ -560,7 +560,15 @@ impl Walker<'_> {
         let prog = basename(&argv[0].text);
         // Builtins that change state.
         match prog.as_str() {
-            "cd" | "pushd" | "popd" | "chdir" => self.change_dir(&prog, &argv),
+            "cd" | "pushd" | "popd" | "chdir" => {
+                // With `CDPATH` set, `cd name` may go to a directory under any of its entries.
+                let cdpath = p.env.iter().any(|(n, v)| n == "CDPATH" && !v.is_empty())
+                    || self
+                        .vars
+                        .get("CDPATH")
+                        .is_some_and(|v| *v != Val::Scalar(String::new()));
+                self.change_dir(&prog, &argv, cdpath);
+            }
             "unset" => {
                 for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
                     self.vars

@@ -57,7 +57,7 @@ impl Walker<'_> {
         }
     }
 
-    pub(crate) fn change_dir(&mut self, prog: &str, argv: &[Field]) {
+    pub(crate) fn change_dir(&mut self, prog: &str, argv: &[Field], cdpath: bool) {
         if prog == "popd" {
             self.cwd = None;
             return;
@@ -70,6 +70,13 @@ impl Walker<'_> {
         let resolved = match target {
             None => home.clone(),
             Some(t) if t.text == "-" || t.dynamic => None,
+            Some(t) if cdpath && searches_cdpath(&t.text) => {
+                self.opaque(format!(
+                    "`{prog} {}` searches CDPATH, so the directory it enters is unknown",
+                    clip(&t.text)
+                ));
+                None
+            }
             Some(t) => resolve_word(&t.text, self.cwd.as_deref(), home.as_deref()),
         };
         let inside = resolved
@@ -476,4 +483,11 @@ fn shebang_lang(text: &str) -> Option<Lang> {
         return Some(Lang::Shell);
     }
     interp::interp_of(&prog).map(Lang::Interp)
+}
+
+/// Whether `cd DIR` looks `DIR` up in `CDPATH`: a relative name whose first component is
+/// not `.` or `..` (and not `~`, which is expanded first).
+fn searches_cdpath(dir: &str) -> bool {
+    let first = dir.split('/').next().unwrap_or("");
+    !dir.starts_with('/') && !dir.starts_with('~') && !matches!(first, "." | "..")
 }

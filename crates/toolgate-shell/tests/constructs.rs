@@ -1010,3 +1010,28 @@ fn scripts_written_then_run_are_walked() {
     let r = a("echo 'rm -rf ~' > x.sh; x.sh");
     assert!(r.risk < Risk::Catastrophic, "{r:#?}");
 }
+
+#[test]
+fn cdpath_makes_cd_unknown() {
+    use toolgate_protocol::Access::Read;
+    for c in [
+        "CDPATH=/home/u cd .ssh && cat id_rsa",
+        "export CDPATH=/home/u; cd .ssh; cat id_rsa",
+        "CDPATH=/home/u:. ; cd .ssh && cat id_rsa",
+    ] {
+        opaque(c);
+        assert!(!touches(c, "/home/u/proj/.ssh/id_rsa", Read), "{c}");
+    }
+    // `./dir`, `../dir` and absolute paths do not search CDPATH.
+    assert!(touches(
+        "CDPATH=/x cd ./src && cat a",
+        "/home/u/proj/src/a",
+        Read
+    ));
+    assert!(touches(
+        "CDPATH=/x cd /etc && cat hosts",
+        "/etc/hosts",
+        Read
+    ));
+    not_risky("cd src && ls");
+}
