@@ -228,6 +228,10 @@ impl Walker<'_> {
         if name == "IFS" {
             self.opaque("the command assigns IFS, which changes how words split");
         }
+        // `PS4='$(…)'; set -x`, `EDITOR=…; git commit` (EDITOR is usually exported already).
+        if let Val::Scalar(v) = &val {
+            self.walk_env_code(&[(name.to_owned(), v.clone())]);
+        }
         let cond = self.cond > 0;
         self.vars.assign(name, val, cond);
     }

@@ -961,6 +961,18 @@ fn code_in_environment_variables_is_walked() {
     catastrophic("LESSOPEN='|rm -rf ~ %s' less f");
     catastrophic("EDITOR='rm -rf ~' git commit");
     has_text("GIT_EDITOR=true git rebase --continue", "true");
+    // Assigned in the shell (EDITOR and the like are usually exported already) or exported.
+    catastrophic("PS4='$(rm -rf ~)'; set -x; true");
+    catastrophic("EDITOR='rm -rf ~'; git commit");
+    catastrophic("export GIT_SSH_COMMAND='rm -rf ~'; git fetch");
+    // Builtins that run a command given as an option.
+    catastrophic("compgen -C 'rm -rf ~' x");
+    catastrophic("mapfile -t -C 'rm -rf ~' -c 1 lines < f");
+    catastrophic("complete -C 'rm -rf ~' mycmd");
+    opaque("fc -s rm");
+    opaque("enable -f ./evil.so evil; evil");
+    opaque("bind -x '\"\\C-m\": id'");
+    not_risky("mapfile -t lines < f");
     risk_at_least("LESSOPEN='|./x %s' less f", Risk::High);
     risk_at_least("VISUAL=./x crontab -e", Risk::High);
 }
