@@ -107,6 +107,10 @@ impl Walker<'_> {
                         // `export A=b`, `declare -x A=b`, `local A=b`.
                         let (val, _) = self.assignment_value(a);
                         if declaring(&words).is_some_and(|d| is_nameref(d, &words)) {
+                            if let Val::Scalar(target) = &val {
+                                let target = target.clone();
+                                self.subscript_code(&target);
+                            }
                             self.poison_vars("`declare -n` makes a name refer to another variable");
                         } else if let ast::AssignmentName::VariableName(n) = &a.name {
                             self.set_var(n, val);
@@ -187,6 +191,7 @@ impl Walker<'_> {
             if f.text.starts_with(['-', '+']) {
                 continue;
             }
+            self.subscript_code(&f.text);
             if nameref {
                 self.poison_vars("`declare -n` makes a name refer to another variable");
                 continue;
@@ -213,6 +218,20 @@ impl Walker<'_> {
         }
     }
 
+    /// Bash evaluates an array subscript as arithmetic wherever a name may carry one
+    /// (`test -v`, `printf -v`, `read`, `unset`, `declare`, `${!x}`, `$((x))`), and a `$(…)`
+    /// in it runs: `test -v 'a[$(rm -rf ~)]'` runs `rm`. Walks the substitutions in such a
+    /// subscript as commands of the call.
+    pub(crate) fn subscript_code(&mut self, text: &str) {
+        let Some(open) = text.find('[') else {
+            return;
+        };
+        let inner = &text[open + 1..];
+        if inner.contains("$(") || inner.contains('`') {
+            let _ = self.expand_word(inner);
+        }
+    }
+
     /// Forgets every variable for the rest of this shell; see [`crate::words::Vars::poisoned`].
     pub(crate) fn poison_vars(&mut self, why: impl Into<String>) {
         if !self.vars.poisoned {
@@ -231,6 +250,9 @@ impl Walker<'_> {
         // `PS4='$(…)'; set -x`, `EDITOR=…; git commit` (EDITOR is usually exported already).
         if let Val::Scalar(v) = &val {
             self.walk_env_code(&[(name.to_owned(), v.clone())]);
+            // A value that is a subscripted name runs its `$(…)` wherever arithmetic or an
+            // indirection reads it (`$((x))`, `${!x}`, `${s:x}`, `declare -i`).
+            self.subscript_code(v);
         }
         let cond = self.cond > 0;
         self.vars.assign(name, val, cond);
@@ -575,13 +597,21 @@ impl Walker<'_> {
             }
             "unset" => {
                 for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
+                    self.subscript_code(&a.text);
                     self.vars
                         .map
                         .insert(a.text.clone(), Val::Scalar(String::new()));
                 }
             }
+            "test" | "[" => {
+                // `test -v NAME`: a subscript in NAME is evaluated.
+                for w in argv.windows(2).filter(|w| w[0].text == "-v") {
+                    self.subscript_code(&w[1].text);
+                }
+            }
             "read" | "mapfile" | "readarray" | "getopts" => {
                 for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
+                    self.subscript_code(&a.text);
                     if a.dynamic {
                         self.poison_vars(format!("`{prog}` assigns a computed variable name"));
                     }
@@ -601,14 +631,15 @@ impl Walker<'_> {
                     };
                     if let Some(target) = target {
                         let name = if t == "-v" {
-                            target.text.as_str()
+                            target.text.clone()
                         } else {
-                            &t[2..]
+                            t[2..].to_owned()
                         };
+                        self.subscript_code(&name);
                         if target.dynamic {
                             self.poison_vars("`printf -v` assigns a computed variable name");
                         } else {
-                            let base = name.split('[').next().unwrap_or(name).to_owned();
+                            let base = name.split('[').next().unwrap_or(&name).to_owned();
                             self.set_var(&base, Val::Unknown);
                         }
                         break;

@@ -1047,3 +1047,34 @@ fn cdpath_makes_cd_unknown() {
     ));
     not_risky("cd src && ls");
 }
+
+#[test]
+fn array_subscripts_run_their_substitutions() {
+    // bash evaluates a subscript wherever a name may carry one; `$(…)` in it runs (checked
+    // against bash 5.2). `test` and `printf` are read-only programs, so these were allowed.
+    for c in [
+        "test -v 'a[$(rm -rf ~)]'",
+        "[ -v 'a[$(rm -rf ~)]' ]",
+        "printf -v 'a[$(rm -rf ~)]' x",
+        "read 'a[$(rm -rf ~)]' <<< x",
+        "declare -a a=(1); unset 'a[$(rm -rf ~)]'",
+        "declare 'a[$(rm -rf ~)]=1'",
+        "export 'a[$(rm -rf ~)]=1'",
+        "let 'a[$(rm -rf ~)]=1'",
+        "x='a[$(rm -rf ~)]'; echo ${!x}",
+        "x='a[$(rm -rf ~)]'; s=abc; echo ${s:x}",
+        "declare -i n; n='a[$(rm -rf ~)]'",
+        "declare -n r='a[$(rm -rf ~)]'; echo $r",
+    ] {
+        catastrophic(c);
+    }
+    assert!(touches(
+        "test -v 'a[$(cat .env)]'",
+        "/home/u/proj/.env",
+        toolgate_protocol::Access::Read
+    ));
+    // Plain subscripts stay plain.
+    not_risky("test -v 'a[1]'");
+    not_risky("a=(1 2); echo \"${a[1]}\"");
+    not_risky("printf -v out '%s' x; echo \"$out\"");
+}
