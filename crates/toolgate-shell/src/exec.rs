@@ -603,6 +603,17 @@ impl Walker<'_> {
                         .insert(a.text.clone(), Val::Scalar(String::new()));
                 }
             }
+            "wait" => {
+                // `wait -p NAME` assigns the finished job's pid.
+                for w in argv
+                    .windows(2)
+                    .filter(|w| w[0].text == "-p" || w[0].text == "-np")
+                {
+                    self.subscript_code(&w[1].text);
+                    let base = w[1].text.split('[').next().unwrap_or_default().to_owned();
+                    self.set_var(&base, Val::Unknown);
+                }
+            }
             "test" | "[" => {
                 // `test -v NAME`: a subscript in NAME is evaluated.
                 for w in argv.windows(2).filter(|w| w[0].text == "-v") {

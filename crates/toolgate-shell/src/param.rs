@@ -193,7 +193,17 @@ impl Walker<'_> {
                 op,
             } => {
                 use brush_parser::word::ParameterTransformOp as Op;
-                match (self.resolve(parameter, *indirect), op) {
+                let value = self.resolve(parameter, *indirect);
+                if let (Op::PromptExpand, Some(v)) = (op, &value) {
+                    // `${x@P}` expands the value as a prompt: its `$(…)` run.
+                    for s in scalar(v.clone()) {
+                        if s.contains("$(") || s.contains('`') {
+                            let _ = self.expand_word(&s);
+                        }
+                    }
+                    return PVal::Unknown;
+                }
+                match (value, op) {
                     (Some(v), Op::ToLowerCase) => {
                         PVal::Known(scalar(v).iter().map(|s| s.to_lowercase()).collect())
                     }

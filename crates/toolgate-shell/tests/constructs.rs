@@ -1065,6 +1065,9 @@ fn array_subscripts_run_their_substitutions() {
         "x='a[$(rm -rf ~)]'; s=abc; echo ${s:x}",
         "declare -i n; n='a[$(rm -rf ~)]'",
         "declare -n r='a[$(rm -rf ~)]'; echo $r",
+        "sleep 1 & wait -n -p 'a[$(rm -rf ~)]'",
+        // `${x@P}` expands the value as a prompt, substitutions included.
+        "x='$(rm -rf ~)'; echo \"${x@P}\"",
     ] {
         catastrophic(c);
     }
