@@ -603,6 +603,18 @@ impl Walker<'_> {
                         .insert(a.text.clone(), Val::Scalar(String::new()));
                 }
             }
+            "set" => {
+                // `set -k`: `NAME=value` anywhere on a later command line goes into its
+                // environment (`ls LD_PRELOAD=./x.so`), which the analysis does not model.
+                let keyword = argv.iter().skip(1).any(|a| {
+                    a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('k')
+                }) || argv.windows(2).any(|w| {
+                    w[0].text.starts_with('-') && w[0].text.ends_with('o') && w[1].text == "keyword"
+                });
+                if keyword {
+                    self.opaque("`set -k` turns later `NAME=value` arguments into environment");
+                }
+            }
             "wait" => {
                 // `wait -p NAME` assigns the finished job's pid.
                 for w in argv

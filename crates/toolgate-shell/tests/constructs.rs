@@ -970,6 +970,9 @@ fn code_in_environment_variables_is_walked() {
     catastrophic("mapfile -t -C 'rm -rf ~' -c 1 lines < f");
     catastrophic("complete -C 'rm -rf ~' mycmd");
     opaque("fc -s rm");
+    opaque("set -k; ls LD_PRELOAD=./evil.so");
+    opaque("set -eo keyword; ls LD_PRELOAD=./evil.so");
+    not_risky("set -euo pipefail; ls");
     opaque("enable -f ./evil.so evil; evil");
     opaque("bind -x '\"\\C-m\": id'");
     not_risky("mapfile -t lines < f");
