@@ -294,6 +294,8 @@ fn unsafe_options_of_read_only_programs_in_any_spelling() {
         "sort --out=x f",
         "tree --output=x",
         "tree -ao x",
+        "tree -R -H . -L 2",
+        "tree -RH .",
         "fd -Hx rm",
         "fd --exec=rm",
         "date -us 2020-01-01",

@@ -54,7 +54,8 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("exa"),
     ro!("eza"),
     ro!("lsd"),
-    ro!("tree", unsafe: &["-o", "--output"]),
+    // `-R` re-runs tree in every directory with `-o 00Tree.html`, writing a file in each.
+    ro!("tree", unsafe: &["-o", "--output", "-R"]),
     ro!("cat"),
     ro!("bat", unsafe: &["--pager"]),
     ro!("batcat", unsafe: &["--pager"]),
