@@ -323,6 +323,8 @@ fn unsafe_options_of_read_only_programs_in_any_spelling() {
         "go list --toolexec ./x ./...",
         "npm pack",
         "terraform plan",
+        "cargo tree",
+        "cargo metadata --format-version 1",
         "kubectl get pods --kubeconfig=./kc.yaml",
         "kubectl auth reconcile -f rbac.yaml",
         "helm template x ./c --post-renderer ./r.sh",

@@ -207,7 +207,9 @@ pub(crate) const READ_ONLY: &[ReadOnly] = &[
     ro!("terraform", subs: &["version", "output", "providers"]),
     // Not `pack`: it runs the package's `prepack`/`prepare` scripts.
     ro!("npm", subs: &["ls", "list", "view", "info", "outdated", "search", "whoami", "ping", "doctor", "root", "bin", "prefix", "help", "explain", "why"]),
-    ro!("cargo", subs: &["tree", "metadata", "search", "version", "locate-project", "verify-project", "read-manifest", "pkgid"]),
+    // Not `tree` or `metadata`: both run `rustc -vV` through the `build.rustc-wrapper` a
+    // workspace's `.cargo/config.toml` names, so a cloned repository runs its own program.
+    ro!("cargo", subs: &["search", "version", "locate-project", "verify-project", "read-manifest", "pkgid"]),
     ro!("pip", subs: &["list", "show", "freeze", "check", "search", "index", "inspect"]),
     ro!("pip3", subs: &["list", "show", "freeze", "check"]),
     ro!("go", subs: &["version", "env", "list", "doc", "help"], unsafe: &["-toolexec", "-exec", "-overlay"]),
