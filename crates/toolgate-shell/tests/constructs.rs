@@ -323,6 +323,8 @@ fn unsafe_options_of_read_only_programs_in_any_spelling() {
         "go list --toolexec ./x ./...",
         "npm pack",
         "terraform plan",
+        "date 010100002030",
+        "date -u 0101000030.00",
         "cargo tree",
         "cargo metadata --format-version 1",
         "kubectl get pods --kubeconfig=./kc.yaml",
@@ -335,6 +337,9 @@ fn unsafe_options_of_read_only_programs_in_any_spelling() {
     for cmd in [
         "date -Iseconds",
         "date -d yesterday +%s",
+        "date -d 2020-01-01 +%F",
+        "date --date 2020-01-01",
+        "date -r f",
         "sort -k2 -t, f",
         "sort -S 1M f",
         "tree -L 2",

@@ -347,6 +347,14 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
             return Risk::Moderate;
         }
         "env" | "command" if v.args.iter().any(|a| !a.starts_with('-')) => return Risk::Moderate,
+        // `date MMDDhhmm[[CC]YY][.ss]` sets the clock like `date -s`; only `+FORMAT` reads.
+        "date"
+            if v.positionals(&["-d", "--date", "-f", "--file", "-r", "--reference"])
+                .iter()
+                .any(|a| !a.starts_with('+')) =>
+        {
+            return Risk::Moderate;
+        }
         "xxd" if v.args.iter().filter(|a| !a.starts_with('-')).count() > 1 => {
             return Risk::Moderate;
         }
