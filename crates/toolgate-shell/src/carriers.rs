@@ -198,6 +198,10 @@ pub(crate) fn carried(prog: &str, argv: &[Field]) -> Vec<Carried> {
         "capsh" => capsh(argv, &mut out),
         "watchexec" => watchexec(argv, &mut out),
         "fd" | "fdfind" => fd(argv, &mut out),
+        "npm" | "pnpm" | "yarn" => package_manager(argv, &mut out),
+        "cargo" => cargo(argv, &mut out),
+        "go" => go(argv, &mut out),
+        "make" | "gmake" => make(argv, &mut out),
         "sqlite3" | "duckdb" | "spatialite" | "psql" | "mysql" | "mariadb" => {
             db_client(prog, argv, &mut out);
         }
@@ -586,6 +590,181 @@ fn watchexec(argv: &[Field], out: &mut Vec<Carried>) {
     let i = first_operand(argv, 1, VALUED);
     if i < argv.len() {
         out.push(Carried::Shell(joined(&argv[i..])));
+    }
+}
+
+/// A long option (`--name=value` or `--name value`) at `argv[*i]` whose name is one of
+/// `names`: its value, with `*i` moved past it. Stops at nothing; callers stop at `--`.
+fn long_value(argv: &[Field], i: &mut usize, names: &[&str]) -> Option<(String, Field)> {
+    let word = argv.get(*i)?;
+    let long = word.text.strip_prefix("--")?;
+    let (name, inline) = split_long(long);
+    let full = names.iter().find(|n| n.trim_start_matches('-') == name)?;
+    let inline = inline.map(|v| part(word, v));
+    let value = match inline {
+        Some(v) => v,
+        None => {
+            *i += 1;
+            argv.get(*i)?.clone()
+        }
+    };
+    Some(((*full).to_owned(), value))
+}
+
+/// `npm`/`pnpm`/`yarn`: `--script-shell PROG` runs every script through PROG; node options
+/// that load code (`--require`, `--import`, `--loader`) and other configuration files
+/// (which can set either) are opaque. The script itself is the rule's business.
+fn package_manager(argv: &[Field], out: &mut Vec<Carried>) {
+    let mut i = 1;
+    while i < argv.len() {
+        if argv[i].text == "--" {
+            break;
+        }
+        if let Some((name, value)) = long_value(
+            argv,
+            &mut i,
+            &[
+                "--script-shell",
+                "--config.script-shell",
+                "--node-options",
+                "--config.node-options",
+                "--userconfig",
+                "--globalconfig",
+            ],
+        ) {
+            match name.as_str() {
+                "--script-shell" | "--config.script-shell" => {
+                    if !is_plain_shell(&value) {
+                        out.push(Carried::Argv(vec![value]));
+                    }
+                }
+                "--node-options" | "--config.node-options" => {
+                    let t = value.text.as_str();
+                    if value.dynamic
+                        || [
+                            "--require",
+                            "-r",
+                            "--import",
+                            "--loader",
+                            "--experimental-loader",
+                        ]
+                        .iter()
+                        .any(|o| t.split([' ', '=']).any(|w| w == *o))
+                    {
+                        out.push(Carried::Opaque(format!(
+                            "`--node-options={}` makes node load code before every script",
+                            clip(t)
+                        )));
+                    }
+                }
+                _ => out.push(Carried::Opaque(format!(
+                    "`{name}` reads another configuration file, which can set the script shell"
+                ))),
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Whether a program value is a plain system shell (`/bin/bash`, `sh`): running scripts
+/// through it is what the tool does anyway.
+fn is_plain_shell(value: &Field) -> bool {
+    !value.dynamic
+        && !value.text.contains(char::is_whitespace)
+        && (!value.text.contains('/')
+            || ["/bin/", "/usr/bin/", "/usr/local/bin/"]
+                .iter()
+                .any(|d| value.text.starts_with(d)))
+        && crate::exec::SHELLS.contains(&crate::exec::basename(&value.text).as_str())
+}
+
+/// `cargo --config KEY=VALUE` for keys that name a program (`build.rustc-wrapper`,
+/// `target.<triple>.runner`, `…linker`, `build.rustc`, `build.rustdoc`); a configuration
+/// file (`--config path.toml`) is opaque.
+fn cargo(argv: &[Field], out: &mut Vec<Carried>) {
+    const PROGRAM_KEYS: &[&str] = &[
+        "build.rustc-wrapper",
+        "build.rustc-workspace-wrapper",
+        "build.rustc",
+        "build.rustdoc",
+    ];
+    let mut i = 1;
+    while i < argv.len() {
+        if argv[i].text == "--" {
+            break;
+        }
+        if let Some((_, value)) = long_value(argv, &mut i, &["--config"]) {
+            match value.text.split_once('=') {
+                Some((key, v)) => {
+                    let key = key.trim();
+                    let program = PROGRAM_KEYS.contains(&key)
+                        || ((key.starts_with("target.") || key.starts_with("host."))
+                            && (key.ends_with(".runner") || key.ends_with(".linker")))
+                        || key == "host.linker"
+                        || key.ends_with("rustflags");
+                    if program {
+                        let v = v.trim().trim_matches(['"', '\'', '[', ']']);
+                        out.push(if key.ends_with("rustflags") {
+                            Carried::Opaque(format!(
+                                "`--config {}` passes compiler flags, which can name a linker \
+                                 or plugin",
+                                clip(&value.text)
+                            ))
+                        } else {
+                            Carried::Shell(part(&value, v))
+                        });
+                    }
+                }
+                None => out.push(Carried::Opaque(format!(
+                    "`cargo --config {}` reads a configuration file, which can name programs \
+                     to run",
+                    clip(&value.text)
+                ))),
+            }
+        }
+        i += 1;
+    }
+}
+
+/// `go build/test/run -exec PROG`, `-toolexec PROG`: go runs PROG around every test binary or
+/// tool it starts. Go takes `-flag value` and `-flag=value`, with one dash or two.
+fn go(argv: &[Field], out: &mut Vec<Carried>) {
+    let mut i = 1;
+    while i < argv.len() {
+        let w = &argv[i];
+        if w.text == "--" {
+            break;
+        }
+        let bare = w.text.trim_start_matches('-');
+        if w.text.starts_with('-') {
+            let (name, inline) = split_long(bare);
+            if matches!(name, "exec" | "toolexec") {
+                let value = match inline {
+                    Some(v) => Some(part(w, v)),
+                    None => {
+                        i += 1;
+                        argv.get(i).cloned()
+                    }
+                };
+                if let Some(v) = value {
+                    out.push(Carried::Shell(v));
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// `make SHELL=PROG`: every recipe line runs through PROG (a plain system shell is what make
+/// does anyway). `--eval` text is make syntax with recipes, like the Makefile itself.
+fn make(argv: &[Field], out: &mut Vec<Carried>) {
+    for w in argv.iter().skip(1).take_while(|w| w.text != "--") {
+        if let Some(v) = w.text.strip_prefix("SHELL=") {
+            let value = part(w, v);
+            if !is_plain_shell(&value) {
+                out.push(Carried::Argv(vec![value]));
+            }
+        }
     }
 }
 

@@ -1093,3 +1093,39 @@ fn array_subscripts_run_their_substitutions() {
     not_risky("a=(1 2); echo \"${a[1]}\"");
     not_risky("printf -v out '%s' x; echo \"$out\"");
 }
+
+#[test]
+fn build_tools_run_programs_named_in_options() {
+    // The named program is a subcommand of its own (it needs its own allow rule).
+    has_text("npm test --script-shell=./evil.sh", "./evil.sh");
+    has_text("yarn test --script-shell ./evil.sh", "./evil.sh");
+    has_text("pnpm test --config.script-shell=./evil.sh", "./evil.sh");
+    has_text("cargo test --config build.rustc-wrapper=./w.sh", "./w.sh");
+    has_text(
+        "cargo run --config 'target.x86_64-unknown-linux-gnu.runner=\"./r\"'",
+        "./r",
+    );
+    has_text("go test -exec ./wrap ./...", "./wrap");
+    has_text("go build -toolexec=./t ./...", "./t");
+    has_text("make SHELL=./sh.sh test", "./sh.sh");
+    catastrophic("go test -exec 'rm -rf ~' ./...");
+    catastrophic("cargo test --config 'build.rustc-wrapper=\"rm -rf /\"'");
+    // Code loaded by configuration the analyzer does not read.
+    opaque("npm run build --node-options='--require ./hook.js'");
+    opaque("npm test --userconfig ./x.npmrc");
+    opaque("cargo build --config .cargo/other.toml");
+    opaque("cargo build --config 'build.rustflags=[\"-C\", \"linker=./l\"]'");
+    // Day-to-day use stays plain.
+    for c in [
+        "npm test",
+        "npm run build --script-shell=/bin/bash",
+        "npm test --node-options=--max-old-space-size=4096",
+        "npm run test -- --script-shell=./x",
+        "cargo test --config profile.dev.opt-level=1",
+        "go test -v -run TestX ./...",
+        "make SHELL=/bin/bash -j4 test",
+    ] {
+        let r = a(c);
+        assert!(r.opaque.is_empty() && r.commands.len() == 1, "{c}: {r:#?}");
+    }
+}
