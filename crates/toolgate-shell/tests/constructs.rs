@@ -1129,3 +1129,45 @@ fn build_tools_run_programs_named_in_options() {
         assert!(r.opaque.is_empty() && r.commands.len() == 1, "{c}: {r:#?}");
     }
 }
+
+#[test]
+fn containers_with_host_mounts_act_on_the_host() {
+    use toolgate_protocol::Access::Read;
+    for c in [
+        "docker run --rm -v /:/h alpine rm -rf /h",
+        "docker run --rm -v /home/u:/h alpine sh -c 'rm -rf /h/*'",
+        "docker run --mount type=bind,source=/,target=/host alpine rm -rf /host",
+        "docker run --entrypoint rm -v /:/h alpine -rf /h",
+        "docker -H unix:///d.sock run -v/:/h alpine rm -rf /h",
+        "podman run -v /:/mnt alpine chroot /mnt rm -rf /",
+        "docker run -v /etc:/x alpine sh -c 'echo x >> /x/sudoers'",
+        "docker run --privileged alpine rm -rf /",
+    ] {
+        catastrophic(c);
+    }
+    // Container paths under a mount are the host's paths; `-w` is followed.
+    assert!(touches(
+        "docker run -v \"$PWD\":/app alpine cat /app/.env",
+        "/home/u/proj/.env",
+        Read
+    ));
+    assert!(touches(
+        "docker run -v /home/u/proj:/src -w /src alpine cat conf/key",
+        "/home/u/proj/conf/key",
+        Read
+    ));
+    has_text(
+        "docker run --rm -v \"$PWD\":/app -w /app node:20 npm test",
+        "npm test",
+    );
+    opaque("docker run -v \"$X\":/y alpine ls");
+    // Without host access the container's command stays inside it.
+    for c in [
+        "docker run --rm alpine rm -rf /",
+        "docker run -it --rm ubuntu bash",
+    ] {
+        let r = a(c);
+        assert_eq!(r.commands.len(), 1, "{c}: {r:#?}");
+        assert!(r.risk < Risk::Catastrophic, "{c}: {r:#?}");
+    }
+}
