@@ -357,6 +357,13 @@ impl Walker<'_> {
                 }
             }
             (Lang::Sql, _) => {}
+            (Lang::Cron, Output::Text(t)) => {
+                for line in t.lines().map(str::trim) {
+                    if let Some(cmd) = cron_command(line) {
+                        self.nested_code(cmd, Origin::Persisted, None, None);
+                    }
+                }
+            }
             (Lang::Shell, Output::Text(t)) => self.nested_code(&t, origin, None, None),
             (Lang::Interp(i), Output::Text(t)) => self.scan_interp(i, &t, prog),
             (_, Output::Download(url)) => self.finding(
@@ -379,6 +386,26 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// The command of a crontab line: after five schedule fields or an `@reboot`-style
+/// nickname. Comments, blank lines and `NAME=value` settings have none.
+fn cron_command(line: &str) -> Option<&str> {
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let first = line.split_whitespace().next()?;
+    if first.contains('=') && !first.starts_with('@') {
+        return None;
+    }
+    let skip = if first.starts_with('@') { 1 } else { 5 };
+    let mut rest = line;
+    for _ in 0..skip {
+        rest = rest.trim_start();
+        let end = rest.find(char::is_whitespace)?;
+        rest = &rest[end..];
+    }
+    Some(rest.trim()).filter(|r| !r.is_empty())
 }
 
 fn decoded_unknown(input: Output, what: &str) -> Output {

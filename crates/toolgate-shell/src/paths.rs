@@ -399,6 +399,17 @@ pub fn normalize(path: &Path, cwd: &Path) -> PathBuf {
     out
 }
 
+/// Whether the shell runs this file's text later: a shell startup file (`.bashrc`,
+/// `.profile`, `.envrc`, …) or a git hook (`.git/hooks/NAME`, `.husky/NAME`).
+pub(crate) fn runs_later_as_shell(path: &Path) -> bool {
+    let startup = PROTECTED_PATHS
+        .iter()
+        .filter(|p| p.kind == "shell startup")
+        .any(|p| p.matches(path));
+    let parent = path.parent().map(|p| p.to_string_lossy().into_owned());
+    startup || parent.is_some_and(|p| p.ends_with("/.git/hooks") || p.ends_with("/.husky"))
+}
+
 /// Resolves a shell word to a path: `~`, `~/x`, `$HOME/x` against `home`; relative paths
 /// against `cwd`. `None` when the word depends on something unknown.
 pub(crate) fn resolve_word(word: &str, cwd: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {

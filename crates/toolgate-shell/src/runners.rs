@@ -261,6 +261,36 @@ impl Walker<'_> {
         if DB_CLIENTS.contains(&prog) {
             return CodeInput::Stdin(Lang::Sql);
         }
+        if prog == "crontab" {
+            // `crontab FILE` / `crontab -` installs entries; listing, removing and editing
+            // the current table do not take new text.
+            let mut operands = argv
+                .iter()
+                .skip(1)
+                .filter(|a| !a.text.starts_with('-') || a.text == "-");
+            if argv.iter().skip(1).any(|a| {
+                a.text.starts_with('-') && a.text.len() > 1 && a.text[1..].contains(['l', 'r', 'e'])
+            }) {
+                return CodeInput::None;
+            }
+            return match operands.next() {
+                None => CodeInput::Stdin(Lang::Cron),
+                Some(f) if f.text == "-" => CodeInput::Stdin(Lang::Cron),
+                Some(f) => {
+                    let f = f.clone();
+                    match self.script_file(prog, &f, Some(Lang::Cron)) {
+                        CodeInput::None => {
+                            self.opaque(format!(
+                                "`crontab {}` installs entries from a file the analyzer cannot read",
+                                clip(&f.text)
+                            ));
+                            CodeInput::None
+                        }
+                        code => code,
+                    }
+                }
+            };
+        }
         if prog == "at" || prog == "batch" {
             // `at TIME` and `batch` read the job's shell commands from stdin or `-f FILE`.
             let listing = argv
@@ -397,6 +427,16 @@ impl Walker<'_> {
             Output::Text(t) => Some(t),
             _ => None,
         };
+        // Text stored where a shell runs it later is code of this call: the floor sees
+        // `echo 'rm -rf ~' >> ~/.bashrc` as it sees `rm -rf ~`.
+        if let Some(t) = &text
+            && targets
+                .iter()
+                .any(|(p, _)| crate::paths::runs_later_as_shell(p))
+        {
+            let t = t.clone();
+            self.nested_code(&t, Origin::Persisted, None, None);
+        }
         for (path, append) in targets {
             let earlier = self
                 .written

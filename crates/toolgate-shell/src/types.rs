@@ -93,6 +93,9 @@ pub enum Origin {
     /// (`tar --to-command`, `ssh -o ProxyCommand`, `git rebase --exec`, `man -P`,
     /// `git bisect run`, a `sed` script's `e`).
     Option,
+    /// Code the command stores to run later: text written to a shell startup file or a git
+    /// hook, a crontab line.
+    Persisted,
 }
 
 /// A redirection of one command.

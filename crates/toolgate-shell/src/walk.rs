@@ -37,6 +37,8 @@ pub(crate) enum Lang {
     Interp(crate::interp::Interp),
     /// A database client reading SQL.
     Sql,
+    /// A crontab: each entry's command runs later.
+    Cron,
 }
 
 /// A redirect with its resolved target.

