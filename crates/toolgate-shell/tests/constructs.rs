@@ -1203,3 +1203,40 @@ fn code_stored_to_run_later_is_walked() {
     // Text written to an ordinary file is data.
     not_risky("echo 'rm -rf ~' > notes.txt");
 }
+
+#[test]
+fn interpreter_process_calls_in_more_spellings() {
+    for c in [
+        "python3 -c \"__import__('os').system('rm -rf ~')\"",
+        "python3 -c \"import subprocess as s; s.call('rm -rf ~', shell=True)\"",
+        "python3 -c \"import subprocess as sp; sp.run(['rm', '-rf', '/'])\"",
+        "python3 -c \"import os; os.execvp('rm', ['rm', '-rf', '/'])\"",
+        "python3 -c \"import shutil, os; shutil.rmtree(os.path.expanduser('~'))\"",
+        "python3 -c \"import shutil; from pathlib import Path; shutil.rmtree(Path.home())\"",
+        "python3 -c \"import shutil, os; shutil.rmtree(os.path.expanduser('~/'))\"",
+        "perl -e 'qx(rm -rf ~)'",
+        "perl -e 'open(F, \"|rm -rf ~\")'",
+        "perl -e 'open(F, \"rm -rf ~|\"); print <F>'",
+        "perl -e 'open(my $f, \"-|\", \"rm -rf /\")'",
+        "ruby -e '%x(rm -rf ~)'",
+        "ruby -e 'require \"open3\"; Open3.capture2(\"rm -rf ~\")'",
+        "node -e 'require(\"child_process\").spawnSync(\"rm\", [\"-rf\", \"/\"])'",
+        "node -e 'require(\"fs\").rmSync(require(\"os\").homedir(), {recursive: true})'",
+        "deno eval 'Deno.removeSync(\"/\", {recursive: true})'",
+        "awk 'BEGIN { print \"rm -rf ~\" | \"sh\" }'",
+        "gawk 'BEGIN { print \"rm -rf ~\" |& \"/bin/bash\" }'",
+    ] {
+        catastrophic(c);
+    }
+    // A list item the code computes is an unknown value, not a word that is not there.
+    risk_at_least(
+        "python3 -c \"import subprocess; subprocess.run(['rm', '-rf', p])\"",
+        Risk::High,
+    );
+    has_text(
+        "python3 -c \"import subprocess; subprocess.run(['git', 'status'])\"",
+        "git status",
+    );
+    not_risky("python3 -c \"import os; print(os.path.expanduser('~'))\"");
+    not_risky("awk '{ print $1 | \"sort\" }' f");
+}
