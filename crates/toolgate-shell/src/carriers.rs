@@ -203,6 +203,8 @@ pub(crate) fn carried(prog: &str, argv: &[Field]) -> Vec<Carried> {
         "go" => go(argv, &mut out),
         "make" | "gmake" => make(argv, &mut out),
         "docker" | "podman" | "nerdctl" => container_run(argv, &mut out),
+        "curl" => curl_config(argv, &mut out),
+        "wget" => wget_execute(argv, &mut out),
         "sqlite3" | "duckdb" | "spatialite" | "psql" | "mysql" | "mariadb" => {
             db_client(prog, argv, &mut out);
         }
@@ -929,6 +931,79 @@ fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
         procsub: None,
         net: command.iter().any(|w| w.net),
     }));
+}
+
+/// `curl -K FILE` / `--config FILE` reads more options from FILE (`upload-file = .env`,
+/// `output = ~/.bashrc`), which the analyzer does not see.
+fn curl_config(argv: &[Field], out: &mut Vec<Carried>) {
+    for w in argv.iter().skip(1) {
+        let t = w.text.as_str();
+        if t == "-K" || t == "--config" || (t.starts_with("-K") && t.len() > 2) {
+            out.push(Carried::Opaque(
+                "`curl -K` reads options from a file, which can name files to upload or write"
+                    .into(),
+            ));
+            return;
+        }
+    }
+}
+
+/// `wget -e CMD` / `--execute CMD` runs a wgetrc command: the ones that name a file to send,
+/// write or read, or a program to run (`post_file=.env`, `output_document=…`,
+/// `use_askpass=…`) are opaque; settings such as `robots=off` are not.
+fn wget_execute(argv: &[Field], out: &mut Vec<Carried>) {
+    const FILE_KEYS: &[&str] = &[
+        "postfile",
+        "bodyfile",
+        "outputdocument",
+        "logfile",
+        "appendoutput",
+        "input",
+        "useaskpass",
+        "loadcookies",
+        "savecookies",
+        "hstsfile",
+        "certificate",
+        "privatekey",
+        "cacertificate",
+        "warcfile",
+        "dirprefix",
+        "configfile",
+    ];
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        let value = match t {
+            "-e" | "--execute" => {
+                i += 1;
+                argv.get(i).cloned()
+            }
+            _ if t.starts_with("--execute=") => Some(part(w, &t["--execute=".len()..])),
+            _ if t.starts_with("-e") && t.len() > 2 => Some(part(w, &t[2..])),
+            _ => None,
+        };
+        if let Some(value) = value {
+            let v = value.text.as_str();
+            let key: String = v
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if value.dynamic || FILE_KEYS.contains(&key.as_str()) {
+                out.push(Carried::Opaque(format!(
+                    "`wget -e {}` names a file or program the analyzer does not follow",
+                    clip(v)
+                )));
+            }
+        }
+        i += 1;
+    }
 }
 
 /// Whether a mount source is rooted at `$PWD` or `$HOME` (`-v "$PWD":/app`), which path
