@@ -264,10 +264,16 @@ impl Walker<'_> {
         if prog == "crontab" {
             // `crontab FILE` / `crontab -` installs entries; listing, removing and editing
             // the current table do not take new text.
+            // `-u USER` takes a value.
             let mut operands = argv
                 .iter()
+                .enumerate()
                 .skip(1)
-                .filter(|a| !a.text.starts_with('-') || a.text == "-");
+                .filter(|(i, a)| {
+                    (!a.text.starts_with('-') || a.text == "-")
+                        && argv.get(i - 1).is_none_or(|p| p.text != "-u")
+                })
+                .map(|(_, a)| a);
             if argv.iter().skip(1).any(|a| {
                 a.text.starts_with('-') && a.text.len() > 1 && a.text[1..].contains(['l', 'r', 'e'])
             }) {

