@@ -401,10 +401,14 @@ pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
                 .unwrap_or_default();
             match rule.action {
                 Action::RemoveTree => {
-                    out.push(Effect::Shell(
-                        rule.id,
-                        format!("rm -rf {}", quote_path(&arg)),
-                    ));
+                    // Only `os.path.expanduser` turns `~` into the home directory; elsewhere
+                    // `rmtree('~')` names a directory called `~`.
+                    let path = if rule.id == "py.rmtree_expanduser" {
+                        quote_path(&arg)
+                    } else {
+                        crate::feed::shell_quote(&arg)
+                    };
+                    out.push(Effect::Shell(rule.id, format!("rm -rf {path}")));
                 }
                 Action::Remove => out.push(Effect::Shell(
                     rule.id,
