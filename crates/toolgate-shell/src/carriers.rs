@@ -826,14 +826,19 @@ fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
                 let (n, v) = split_long(long);
                 (format!("--{n}"), v.map(str::to_owned))
             }
-            // `-v/a:/b`, `-it`: a short option's value may be attached.
+            // `-v/a:/b`, `-it`, `-itv /a:/b`: in a bundle of flags, the first letter that takes
+            // a value takes the rest of the bundle or the next word.
             None => {
-                let letter = t.get(..2).unwrap_or(t).to_owned();
-                let rest = t.get(2..).filter(|r| !r.is_empty());
-                if VALUED.contains(&letter.as_str()) {
-                    (letter, rest.map(str::to_owned))
-                } else {
-                    (t.to_owned(), None)
+                let valued_at = t
+                    .char_indices()
+                    .skip(1)
+                    .find(|(_, c)| VALUED.iter().any(|v| v.len() == 2 && v.ends_with(*c)));
+                match valued_at {
+                    Some((at, c)) => {
+                        let rest = t.get(at + c.len_utf8()..).filter(|r| !r.is_empty());
+                        (format!("-{c}"), rest.map(str::to_owned))
+                    }
+                    None => (t.to_owned(), None),
                 }
             }
         };

@@ -1139,6 +1139,7 @@ fn containers_with_host_mounts_act_on_the_host() {
         "docker run --mount type=bind,source=/,target=/host alpine rm -rf /host",
         "docker run --entrypoint rm -v /:/h alpine -rf /h",
         "docker -H unix:///d.sock run -v/:/h alpine rm -rf /h",
+        "docker run -itv /:/h alpine rm -rf /h",
         "podman run -v /:/mnt alpine chroot /mnt rm -rf /",
         "docker run -v /etc:/x alpine sh -c 'echo x >> /x/sudoers'",
         "docker run --privileged alpine rm -rf /",
