@@ -174,7 +174,7 @@ impl Walker<'_> {
             } else if matches!(name.as_str(), "PS0" | "PS1" | "PS2" | "PS4")
                 && (value.contains("$(") || value.contains('`'))
             {
-                let _ = self.expand_word(&format!("\"{}\"", value.replace('"', "\\\"")));
+                let _ = self.expand_word(value);
             }
         }
     }
@@ -191,7 +191,12 @@ impl Walker<'_> {
             if f.text.starts_with(['-', '+']) {
                 continue;
             }
-            self.subscript_code(&f.text);
+            // The value of `name=value` is walked by `set_var`; a nameref's target is a name.
+            let name_part = match f.text.split_once('=') {
+                Some((name, _)) if !nameref => name,
+                _ => f.text.as_str(),
+            };
+            self.subscript_code(name_part);
             if nameref {
                 self.poison_vars("`declare -n` makes a name refer to another variable");
                 continue;

@@ -251,6 +251,9 @@ pub(crate) enum Action {
     /// Runs the string literals in ARG (a list, or a program and a list) as one command's
     /// words (`subprocess.run(['rm', '-rf', p])`, `spawnSync('rm', ['-rf', p])`).
     ShellList,
+    /// `rm -rf ARG` with a leading `~` meaning the home directory
+    /// (`shutil.rmtree(os.path.expanduser('~/x'))`).
+    RemoveTreeExpanded,
     /// `rm -rf` of this fixed path (`shutil.rmtree(Path.home())` → `~`).
     RemoveTreeOf(&'static str),
     /// Writes ARG.
@@ -287,7 +290,7 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "py.exec_list", langs: &[Python], pattern: r#"\bos\.(?:execv|execvp|execve|execvpe|spawnv|spawnvp|spawnve|spawnvpe)\(\s*(?:os\.P_\w+\s*,\s*)?(?:'[^']*'|"[^"]*")\s*,\s*\[([^\]]*)\]"#, action: Action::ShellList, matches: &["import os; os.execvp('rm', ['rm', '-rf', '/'])"], not_matches: &["os.execvp(p, a)"]},
     InterpRule { id: "py.pty_spawn", langs: &[Python], pattern: lit!(r"\bpty\.spawn\(\s*"), action: Action::Shell, matches: &["import pty; pty.spawn('/bin/sh')"], not_matches: &["pty.openpty()"]},
     InterpRule { id: "py.rmtree_home", langs: &[Python], pattern: r#"shutil\.rmtree\(\s*(?:os\.path\.expanduser\(\s*['"]~/?['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*['"]HOME['"]\s*\]|os\.(?:getenv|environ\.get)\(\s*['"]HOME['"]\s*\))\s*[,)]"#, action: Action::RemoveTreeOf("~"), matches: &["import shutil,os; shutil.rmtree(os.path.expanduser('~'))", "shutil.rmtree(Path.home())"], not_matches: &["shutil.rmtree(Path.home() / 'tmp')"]},
-    InterpRule { id: "py.rmtree_expanduser", langs: &[Python], pattern: lit!(r"shutil\.rmtree\(\s*os\.path\.expanduser\(\s*"), action: Action::RemoveTree, matches: &["shutil.rmtree(os.path.expanduser('~/.ssh'))"], not_matches: &["os.path.expanduser('~')"]},
+    InterpRule { id: "py.rmtree_expanduser", langs: &[Python], pattern: lit!(r"shutil\.rmtree\(\s*os\.path\.expanduser\(\s*"), action: Action::RemoveTreeExpanded, matches: &["shutil.rmtree(os.path.expanduser('~/.ssh'))"], not_matches: &["os.path.expanduser('~')"]},
     InterpRule { id: "py.open_read", langs: &[Python], pattern: lit!(r"\b(?:open|io\.open|codecs\.open)\("), action: Action::Read, matches: &["print(open('/etc/shadow').read())", "open(\"k\", \"rb\")"], not_matches: &["f.read()"]},
     InterpRule { id: "py.path_read", langs: &[Python], pattern: concat!(r"Path\(\s*(?:'((?:[^'\\]|\\.)*)'|", r#""((?:[^"\\]|\\.)*)")\s*\)\.(?:read_text|read_bytes|open)\("#), action: Action::Read, matches: &["from pathlib import Path; print(Path('k').read_text())"], not_matches: &["Path('k').exists()"]},
     InterpRule { id: "js.read", langs: &[Node], pattern: lit!(r"\b(?:readFileSync|readFile|createReadStream)\("), action: Action::Read, matches: &["console.log(require('fs').readFileSync('/etc/shadow', 'utf8'))"], not_matches: &["fs.existsSync('/x')"]},
@@ -400,15 +403,16 @@ pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
                 .map(|m| unescape(m.as_str()))
                 .unwrap_or_default();
             match rule.action {
-                Action::RemoveTree => {
-                    // Only `os.path.expanduser` turns `~` into the home directory; elsewhere
-                    // `rmtree('~')` names a directory called `~`.
-                    let path = if rule.id == "py.rmtree_expanduser" {
-                        quote_path(&arg)
-                    } else {
-                        crate::feed::shell_quote(&arg)
-                    };
-                    out.push(Effect::Shell(rule.id, format!("rm -rf {path}")));
+                // Elsewhere `rmtree('~')` names a directory called `~`.
+                Action::RemoveTree => out.push(Effect::Shell(
+                    rule.id,
+                    format!("rm -rf {}", crate::feed::shell_quote(&arg)),
+                )),
+                Action::RemoveTreeExpanded => {
+                    out.push(Effect::Shell(
+                        rule.id,
+                        format!("rm -rf {}", quote_path(&arg)),
+                    ));
                 }
                 Action::Remove => out.push(Effect::Shell(
                     rule.id,

@@ -965,6 +965,7 @@ fn pwd_and_home_with_defaults_resolve() {
 #[test]
 fn code_in_environment_variables_is_walked() {
     catastrophic("PS4='$(rm -rf ~)' bash -xc true");
+    catastrophic("PS4='$(rm -rf \"$HOME\")' bash -xc true");
     catastrophic("PROMPT_COMMAND='rm -rf ~' bash -i");
     catastrophic("GIT_SSH_COMMAND='rm -rf ~' git fetch");
     catastrophic("LESSOPEN='|rm -rf ~ %s' less f");
