@@ -138,7 +138,7 @@ impl TypedTool for ReadTool {
         let config = Arc::clone(&self.config);
         let work: Box<dyn FnOnce() -> Result<ToolOutput, ToolError> + Send> =
             if on_local_file_system(&opened.file) {
-                let file = sniff_opened(&resolved, opened)?;
+                let file = sniff_opened(&resolved, opened, true)?;
                 if file.renders_inline() {
                     return render_opened(&config, &ctx, &resolved, file, input);
                 }
@@ -147,7 +147,7 @@ impl TypedTool for ReadTool {
                 // Not even the first bytes are read here: on a network or FUSE file
                 // system any read can wait.
                 Box::new(move || {
-                    let file = sniff_opened(&resolved, opened)?;
+                    let file = sniff_opened(&resolved, opened, false)?;
                     render_opened(&config, &ctx, &resolved, file, input)
                 })
             };
@@ -227,6 +227,10 @@ struct SniffedFile {
     opened: Opened,
     kind: Sniffed,
     is_notebook: bool,
+    /// The whole content, when the sniff read reached the end of the file: most files a
+    /// model reads are smaller than [`SNIFF_BYTES`], and reading them a second time would
+    /// double the system calls of a call.
+    whole: Option<Vec<u8>>,
 }
 
 impl SniffedFile {
@@ -248,10 +252,17 @@ fn open(config: &FileToolsConfig, resolved: &ResolvedPath) -> Result<Opened, Too
     )?)
 }
 
-fn sniff_opened(resolved: &ResolvedPath, opened: Opened) -> Result<SniffedFile, ToolError> {
+/// Reads the first bytes of `opened` (`local`: it is on a local file system).
+fn sniff_opened(
+    resolved: &ResolvedPath,
+    opened: Opened,
+    local: bool,
+) -> Result<SniffedFile, ToolError> {
     let mut head = vec![0u8; SNIFF_BYTES];
-    let n =
-        read_at_full(&opened, &mut head).map_err(|e| Error::io("reading", &resolved.real, e))?;
+    let n = read_at_full(&opened, &mut head, local)
+        .map_err(|e| Error::io("reading", &resolved.real, e))?;
+    // `read_at_full` stops short of the buffer only at the end of the file.
+    let reached_end = n < head.len();
     head.truncate(n);
     let kind = sniff(&head);
     let is_notebook = resolved
@@ -262,6 +273,7 @@ fn sniff_opened(resolved: &ResolvedPath, opened: Opened) -> Result<SniffedFile, 
         opened,
         kind,
         is_notebook,
+        whole: reached_end.then_some(head),
     })
 }
 
@@ -287,6 +299,7 @@ fn render_opened(
         opened,
         kind,
         is_notebook,
+        whole,
     } = file;
     if input.pages.is_some() && kind != Sniffed::Pdf {
         return Err(ToolError::InvalidRequest(format!(
@@ -303,22 +316,38 @@ fn render_opened(
             opened.size()
         ))),
         Sniffed::Text if is_notebook => {
-            let (bytes, hash) = read_whole(config, resolved, opened)?;
+            let (bytes, hash) = read_whole_from(config, resolved, opened, whole)?;
             let out = ipynb::render(&bytes, &resolved.display)?;
             record(ctx, resolved, Fingerprint::Content(hash), false);
             Ok(out)
         }
-        Sniffed::Text => read_text(config, ctx, resolved, opened, input.offset, input.limit),
+        Sniffed::Text => read_text(
+            config,
+            ctx,
+            resolved,
+            (opened, whole),
+            input.offset,
+            input.limit,
+        ),
     }
 }
 
-/// `pread` until the buffer is full or the file ends.
-fn read_at_full(opened: &Opened, buf: &mut [u8]) -> std::io::Result<usize> {
+/// `pread` until the buffer is full or the file ends. On a local file system (`local`) a
+/// short read that has reached the size `fstat` reported is taken as the end: asking again
+/// would only confirm it (a file growing meanwhile is read as it was at that read, as it
+/// would be a moment earlier). Elsewhere sizes can be wrong (FUSE, network file systems
+/// report what they like), so only an empty read ends it.
+fn read_at_full(opened: &Opened, buf: &mut [u8], local: bool) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match opened.file.read_at(&mut buf[filled..], filled as u64) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                filled += n;
+                if local && filled < buf.len() && filled as u64 >= opened.size() {
+                    break;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
@@ -329,6 +358,20 @@ fn read_at_full(opened: &Opened, buf: &mut [u8]) -> std::io::Result<usize> {
 /// How the size limit of [`read_whole`] is named in errors.
 const WHOLE_FILE_WHAT: &str =
     "editing, overwriting and notebooks (larger files can be read with offset and limit only)";
+
+/// [`read_whole`], taking the content from `whole` when the sniff has already read all of
+/// it.
+fn read_whole_from(
+    config: &FileToolsConfig,
+    resolved: &ResolvedPath,
+    opened: Opened,
+    whole: Option<Vec<u8>>,
+) -> Result<(Vec<u8>, [u8; 32]), ToolError> {
+    match whole {
+        Some(bytes) => hashed_within_limit(config, resolved, bytes),
+        None => read_whole(config, resolved, opened),
+    }
+}
 
 /// Reads a whole file of at most `hash_max_bytes`, with its hash.
 pub(crate) fn read_whole(
@@ -352,6 +395,15 @@ pub(crate) fn read_whole(
         .take(config.hash_max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io("reading", &resolved.real, e))?;
+    hashed_within_limit(config, resolved, bytes)
+}
+
+/// `bytes` with their SHA-256, or the size error when they exceed `hash_max_bytes`.
+fn hashed_within_limit(
+    config: &FileToolsConfig,
+    resolved: &ResolvedPath,
+    bytes: Vec<u8>,
+) -> Result<(Vec<u8>, [u8; 32]), ToolError> {
     if bytes.len() as u64 > config.hash_max_bytes {
         return Err(Error::TooLarge {
             path: resolved.display.clone(),
@@ -379,7 +431,7 @@ fn read_text(
     config: &FileToolsConfig,
     ctx: &ToolContext,
     resolved: &ResolvedPath,
-    opened: Opened,
+    (opened, whole): (Opened, Option<Vec<u8>>),
     offset: Option<u64>,
     limit: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
@@ -394,7 +446,7 @@ fn read_text(
     let cancelled = move || cancel.is_cancelled();
     let stat = opened.stat;
     let (rendered, total_lines, fingerprint) = if opened.size() <= config.hash_max_bytes {
-        let (bytes, hash) = read_whole(config, resolved, opened)?;
+        let (bytes, hash) = read_whole_from(config, resolved, opened, whole)?;
         let total = lines::count_lines(&bytes);
         let mut slice = bytes.as_slice();
         let rendered = lines::render(&mut slice, window, &cancelled)

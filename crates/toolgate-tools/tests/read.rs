@@ -224,3 +224,49 @@ async fn files_on_other_file_systems_are_read_through_the_pool() {
     let out = env.ok("Read", json!({"file_path": file})).await;
     assert_eq!(out, format!("     1\t{}", expected));
 }
+
+#[tokio::test]
+async fn files_around_the_sniff_size_are_read_whole_and_hashed_whole() {
+    // Files smaller than the 8,000 bytes looked at to tell text from binary are taken from
+    // that first read; larger ones are read again. Either way the whole content is shown
+    // and the ledger holds the hash of exactly that content.
+    use sha2::Digest as _;
+    use toolgate_tools::Fingerprint;
+    let env = Env::new();
+    for size in [1usize, 7_999, 8_000, 8_001, 16_001] {
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < size {
+            n += 1;
+            text.push_str(&format!("{n:09}\n"));
+        }
+        text.truncate(size - 1);
+        text.push('$');
+        let name = format!("f{size}.txt");
+        env.write(&name, &text);
+        let out = env.ok("Read", json!({"file_path": name})).await;
+        let last = text.rsplit('\n').next().unwrap();
+        assert!(out.ends_with(&format!("\t{last}\n")), "size {size}: {out}");
+        assert_eq!(out.lines().count(), text.lines().count(), "size {size}");
+        let rec = read_record(env.gate.session(), &env.path(&name)).unwrap();
+        let want: [u8; 32] = sha2::Sha256::digest(text.as_bytes()).into();
+        assert_eq!(rec.fingerprint, Fingerprint::Content(want), "size {size}");
+        assert!(!rec.partial, "size {size}");
+    }
+    // The hash limit still applies to content taken from the first read.
+    let config = FileToolsConfig {
+        hash_max_bytes: 100,
+        ..FileToolsConfig::default()
+    };
+    let env = Env::with(config, |b| b);
+    env.write(
+        "nb.ipynb",
+        &format!("{{\"cells\": [], \"x\": \"{}\"}}", "a".repeat(200)),
+    );
+    let e = env.err("Read", json!({"file_path": "nb.ipynb"})).await;
+    assert_code(
+        &e,
+        ErrorCode::InvalidRequest,
+        "is 222 bytes, over the 100-byte limit",
+    );
+}

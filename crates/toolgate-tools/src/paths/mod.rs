@@ -19,7 +19,14 @@
 mod open;
 mod protected;
 
+use std::ffi::OsString;
+use std::os::fd::AsRawFd as _;
+use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Component, Path, PathBuf};
+
+use rustix::fd::OwnedFd;
+use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 use toolgate_core::Session;
 use toolgate_core::session::normalize_lexically;
@@ -143,7 +150,7 @@ pub fn resolve(session: &Session, raw: &str) -> Result<ResolvedPath> {
     if display.starts_with("/proc") {
         return Err(Error::Proc(display));
     }
-    let (real, exists) = real_path(&display)?;
+    let (real, is_dir) = real_path(&display)?;
     if real.starts_with("/proc") {
         return Err(Error::Proc(real));
     }
@@ -167,24 +174,36 @@ pub fn resolve(session: &Session, raw: &str) -> Result<ResolvedPath> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     debug_assert!(rel.components().all(|c| matches!(c, Component::Normal(_))));
-    let is_dir = exists && real.is_dir();
     Ok(ResolvedPath {
         display,
         real,
         root,
         rel,
-        exists,
-        is_dir,
+        exists: is_dir.is_some(),
+        is_dir: is_dir.unwrap_or(false),
     })
 }
 
-/// The real path of an absolute, normalised path, and whether it exists. A missing tail is
-/// appended to the real path of the deepest existing ancestor; a dangling symlink anywhere is
-/// refused (its target is not known to be inside the roots).
-fn real_path(abs: &Path) -> Result<(PathBuf, bool)> {
-    match std::fs::canonicalize(abs) {
-        Ok(p) => Ok((p, true)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+/// The real path of an absolute, normalised path and, when something exists there, whether
+/// it is a directory. A missing tail is appended to the real path of the deepest existing
+/// ancestor; a dangling symlink anywhere is refused (its target is not known to be inside
+/// the roots).
+fn real_path(abs: &Path) -> Result<(PathBuf, Option<bool>)> {
+    // `O_PATH` follows symlinks exactly as `realpath(3)` does, but in one walk by the kernel
+    // instead of a `readlink` per component, and the handle answers "is it a directory"
+    // too. Nothing is opened for reading: FIFOs and devices are not touched.
+    match rfs::open(abs, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => {
+            let is_dir = rfs::fstat(&fd)
+                .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+                .map_err(|e| Error::io("resolving", abs, e.into()))?;
+            let real = match path_of_open(&fd) {
+                Some(real) => real,
+                None => std::fs::canonicalize(abs).map_err(|e| Error::io("resolving", abs, e))?,
+            };
+            Ok((real, Some(is_dir)))
+        }
+        Err(Errno::NOENT) => {
             if std::fs::symlink_metadata(abs).is_ok() {
                 return Err(Error::Dangling(abs.to_path_buf()));
             }
@@ -192,16 +211,26 @@ fn real_path(abs: &Path) -> Result<(PathBuf, bool)> {
                 return Err(Error::NotFound(abs.to_path_buf()));
             };
             let (real_parent, _) = real_path(parent)?;
-            Ok((real_parent.join(name), false))
+            Ok((real_parent.join(name), None))
         }
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) => {
-            Err(Error::BadPath {
-                path: abs.display().to_string(),
-                reason: "a component of the path is a file, not a directory".into(),
-            })
-        }
-        Err(e) => Err(Error::io("resolving", abs, e)),
+        Err(Errno::NOTDIR) => Err(Error::BadPath {
+            path: abs.display().to_string(),
+            reason: "a component of the path is a file, not a directory".into(),
+        }),
+        Err(e) => Err(Error::io("resolving", abs, e.into())),
     }
+}
+
+/// The path the kernel has for an open handle (`/proc/self/fd/N`), or `None` when it
+/// cannot say: `/proc` not mounted, the file deleted meanwhile (the kernel appends
+/// ` (deleted)`, which a real name may end with too), or not a path at all.
+fn path_of_open(fd: &OwnedFd) -> Option<PathBuf> {
+    let link = rfs::readlink(format!("/proc/self/fd/{}", fd.as_raw_fd()), Vec::new()).ok()?;
+    let bytes = link.into_bytes();
+    if !bytes.starts_with(b"/") || bytes.ends_with(b" (deleted)") {
+        return None;
+    }
+    Some(PathBuf::from(OsString::from_vec(bytes)))
 }
 
 #[cfg(test)]

@@ -173,3 +173,74 @@ fn tilde_expands_to_home() {
         Err(Error::BadPath { .. })
     ));
 }
+
+#[test]
+fn real_paths_agree_with_realpath_on_odd_names_chains_and_special_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let deep = root.join("a/b/c/d");
+    std::fs::create_dir_all(&deep).unwrap();
+    // A name the kernel's answer for a deleted file would look like, and names with a
+    // newline and non-UTF-8 bytes: the real path must be the name itself.
+    let odd = [
+        OsString::from("kept (deleted)"),
+        OsString::from("line\nbreak"),
+        OsString::from_vec(b"bytes\xff\xfe".to_vec()),
+    ];
+    for name in &odd {
+        std::fs::write(deep.join(name), "x").unwrap();
+    }
+    // A chain of relative and absolute symlinks, through a directory link.
+    symlink("a/b", root.join("to_b")).unwrap();
+    symlink(root.join("to_b/c"), root.join("to_c")).unwrap();
+    symlink("d/kept (deleted)", root.join("a/b/c/hop")).unwrap();
+    symlink("../to_c/hop", root.join("a/back")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        deep.join("fifo"),
+        rustix::fs::FileType::Fifo,
+        Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let mut cases: Vec<PathBuf> = odd.iter().map(|n| deep.join(n)).collect();
+    cases.extend(
+        [
+            "to_b",
+            "to_c/d",
+            "to_c/hop",
+            "a/back",
+            "a/b/c/d/fifo",
+            "to_b/c/d/line\nbreak",
+        ]
+        .map(|p| root.join(p)),
+    );
+    let s = session(&root);
+    for abs in cases {
+        let want = std::fs::canonicalize(&abs).unwrap();
+        let (real, is_dir) = real_path(&abs).unwrap();
+        assert_eq!(real, want, "{abs:?}");
+        assert_eq!(is_dir, Some(want.is_dir()), "{abs:?}");
+        // Non-UTF-8 names cannot come from a model; the others go through `resolve` too.
+        if let Some(raw) = abs.to_str() {
+            let r = resolve(&s, raw).unwrap();
+            assert_eq!((r.real, r.exists), (want, true), "{abs:?}");
+        }
+    }
+    // Missing tails under a link and a dangling link keep their old answers.
+    let (real, is_dir) = real_path(&root.join("to_c/new/file")).unwrap();
+    assert_eq!((real, is_dir), (root.join("a/b/c/new/file"), None));
+    symlink("nowhere", root.join("dangling")).unwrap();
+    assert!(matches!(
+        real_path(&root.join("dangling")),
+        Err(Error::Dangling(_))
+    ));
+    std::fs::write(root.join("file"), "x").unwrap();
+    assert!(matches!(
+        real_path(&root.join("file/x")),
+        Err(Error::BadPath { .. })
+    ));
+    symlink("loop2", root.join("loop1")).unwrap();
+    symlink("loop1", root.join("loop2")).unwrap();
+    assert!(real_path(&root.join("loop1")).is_err());
+}
