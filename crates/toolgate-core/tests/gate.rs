@@ -622,6 +622,7 @@ async fn the_default_policy_is_the_risk_floor() {
         (
             CallFacts {
                 paths: vec![PathFact {
+                    beneath: toolgate_protocol::Beneath::Nothing,
                     path: "/ws/.git/config".into(),
                     access: Access::Write,
                     inside_roots: true,
@@ -634,6 +635,7 @@ async fn the_default_policy_is_the_risk_floor() {
         (
             CallFacts {
                 paths: vec![PathFact {
+                    beneath: toolgate_protocol::Beneath::Nothing,
                     path: "/ws/.git/config".into(),
                     access: Access::Read,
                     inside_roots: true,

@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
             })
             .collect(),
         paths: vec![PathFact {
+            beneath: toolgate_protocol::Beneath::Nothing,
             path: "/work/build.log".into(),
             access: Access::Write,
             inside_roots: true,
@@ -94,6 +95,7 @@ fn bench(c: &mut Criterion) {
     let edit_input = json!({"file_path": "/work/src42/deep/mod.rs"});
     let edit_facts = CallFacts {
         paths: vec![PathFact {
+            beneath: toolgate_protocol::Beneath::Nothing,
             path: "/work/src42/deep/mod.rs".into(),
             access: Access::Write,
             inside_roots: true,

@@ -308,7 +308,8 @@ impl Engine {
 
     /// Decides one call.
     pub fn decide(&self, req: &PolicyRequest<'_>) -> Decided {
-        let view = View::build(req, self.home.as_deref());
+        let mut view = View::build(req, self.home.as_deref());
+        self.rules.expand_beneath(&mut view);
         let mut trace = Trace::new(req.tool, req.mode);
         crate::decide::summarize(&view, req, &mut trace);
         let verdict = self.evaluate(req, &view, &mut trace);

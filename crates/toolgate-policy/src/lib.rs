@@ -119,6 +119,7 @@ pub use prompt::{
     TerminalPrompter,
 };
 pub use rules::domain::url_host;
+pub use rules::index::MAX_BENEATH_ENTRIES;
 pub use rules::split::{Split, split_command};
 pub use rules::{KNOWN_TOOLS, READ_TOOLS, RuleKind, WRITE_TOOLS};
 pub use settings::Settings;

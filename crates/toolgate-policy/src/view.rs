@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toolgate_protocol::{Access, Subject};
+use toolgate_protocol::{Access, Beneath, Subject};
 
 use crate::engine::PolicyRequest;
 use crate::floor::is_protected;
@@ -40,6 +40,10 @@ pub(crate) struct PathEntry {
     pub inside: bool,
     /// A protected path (facts or toolgate's own list).
     pub protected: bool,
+    /// What beneath it (an existing directory) the call touches the same way.
+    pub beneath: Beneath,
+    /// For a path found by looking beneath a directory the call names: that directory.
+    pub below: Option<PathBuf>,
 }
 
 /// The call, prepared for matching.
@@ -162,6 +166,15 @@ fn glob_matches(pattern: &Path) -> (Vec<PathBuf>, bool) {
     (found, true)
 }
 
+/// The wider of two reaches beneath a directory.
+fn wider(a: Beneath, b: Beneath) -> Beneath {
+    match (a, b) {
+        (Beneath::Everything, _) | (_, Beneath::Everything) => Beneath::Everything,
+        (Beneath::Visible, _) | (_, Beneath::Visible) => Beneath::Visible,
+        _ => Beneath::Nothing,
+    }
+}
+
 /// Where `path` leads when a symlink is on the way (`None` when nothing differs or nothing
 /// resolves). A path that does not exist yet — a file a command creates — resolves through
 /// its parent directory.
@@ -207,12 +220,22 @@ impl View {
                         path: PathBuf,
                         access: Access,
                         fact_inside: Option<bool>,
-                        fact_protected: bool| {
-            if NULL_SINKS.iter().any(|s| Path::new(s) == path)
-                || paths
-                    .iter()
-                    .any(|p: &PathEntry| p.path == path && p.access == access)
+                        fact_protected: bool,
+                        beneath: Beneath| {
+            if NULL_SINKS.iter().any(|s| Path::new(s) == path) {
+                return;
+            }
+            // Only a directory has anything beneath it (`cp -r file dst` copies one file).
+            let beneath = if beneath != Beneath::Nothing && path.is_dir() {
+                beneath
+            } else {
+                Beneath::Nothing
+            };
+            if let Some(seen) = paths
+                .iter_mut()
+                .find(|p| p.path == path && p.access == access)
             {
+                seen.beneath = wider(seen.beneath, beneath);
                 return;
             }
             let lexical_inside = inside(&path);
@@ -221,6 +244,8 @@ impl View {
                 protected: fact_protected || is_protected(&path),
                 path,
                 access,
+                beneath,
+                below: None,
             };
             paths.push(entry);
         };
@@ -236,6 +261,7 @@ impl View {
                 f.access,
                 Some(f.inside_roots),
                 f.protected,
+                f.beneath,
             );
         }
         match family {
@@ -278,7 +304,7 @@ impl View {
                         continue;
                     }
                     let abs = absolutize(&p, req.cwd, home);
-                    add_path(&mut view.paths, abs, access, None, false);
+                    add_path(&mut view.paths, abs, access, None, false, Beneath::Nothing);
                 }
                 for u in &req.facts.urls {
                     if let Some(h) = url_host(u) {
@@ -295,7 +321,7 @@ impl View {
                 for (pattern, access) in globs {
                     let (matches, complete) = glob_matches(&pattern);
                     for m in matches {
-                        add_path(&mut view.paths, m, access, None, false);
+                        add_path(&mut view.paths, m, access, None, false, Beneath::Nothing);
                     }
                     if !complete {
                         view.opaque.push(format!(
@@ -307,14 +333,14 @@ impl View {
                 // Where symlinks lead, as for a file tool: `ln -s . l` in one call and
                 // `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
                 // out of the workspace needs the rule its target needs.
-                let lexical: Vec<(PathBuf, Access)> = view
+                let lexical: Vec<(PathBuf, Access, Beneath)> = view
                     .paths
                     .iter()
-                    .map(|p| (p.path.clone(), p.access))
+                    .map(|p| (p.path.clone(), p.access, p.beneath))
                     .collect();
-                for (path, access) in lexical {
+                for (path, access, beneath) in lexical {
                     if let Some(real) = symlink_target(&path) {
-                        add_path(&mut view.paths, real, access, None, false);
+                        add_path(&mut view.paths, real, access, None, false, beneath);
                     }
                 }
             }
@@ -330,7 +356,14 @@ impl View {
                     .unwrap_or_else(|| req.cwd.to_string_lossy().into_owned());
                 let lexical = absolutize(&raw, req.cwd, home);
                 let had_facts = !view.paths.is_empty();
-                add_path(&mut view.paths, lexical.clone(), access, None, false);
+                add_path(
+                    &mut view.paths,
+                    lexical.clone(),
+                    access,
+                    None,
+                    false,
+                    Beneath::Nothing,
+                );
                 if !had_facts {
                     // No facts from the tool: resolve symlinks ourselves so that an allow rule
                     // needs both the link and its target, and a deny catches either.
@@ -338,7 +371,7 @@ impl View {
                     if let Ok(real) = std::fs::canonicalize(&lexical)
                         && real != lexical
                     {
-                        add_path(&mut view.paths, real, access, None, false);
+                        add_path(&mut view.paths, real, access, None, false, Beneath::Nothing);
                     }
                 }
             }
@@ -375,6 +408,8 @@ impl View {
                 access,
                 inside: true,
                 protected: is_protected(path),
+                beneath: Beneath::Nothing,
+                below: None,
             }],
             hosts: Vec::new(),
             opaque: Vec::new(),

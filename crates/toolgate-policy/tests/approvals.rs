@@ -151,6 +151,7 @@ fn suggestions_are_exact_one_per_uncovered_subcommand() {
         input: json!({"file_path": "/p/src/a.rs"}),
         facts: CallFacts {
             paths: vec![PathFact {
+                beneath: toolgate_protocol::Beneath::Nothing,
                 path: "/p/src/a.rs".into(),
                 access: Access::Write,
                 inside_roots: true,

@@ -39,6 +39,31 @@ pub struct PathFact {
     pub inside_roots: bool,
     /// Whether the path is a protected path (`.git/`, shell rc files, …).
     pub protected: bool,
+    /// What of the tree beneath `path` (a directory) the call touches the same way:
+    /// `grep -r KEY .` reads every file below `.`, `rm -r d` deletes them.
+    #[serde(default, skip_serializing_if = "Beneath::is_nothing")]
+    pub beneath: Beneath,
+}
+
+/// How much of the tree below a directory a call touches along with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Beneath {
+    /// Only the path itself.
+    #[default]
+    Nothing,
+    /// Every file and directory below it.
+    Everything,
+    /// Everything below it except hidden (dot-named) files and directories and what
+    /// `.gitignore`/`.ignore` files exclude, as `rg` and `ag` search by default.
+    Visible,
+}
+
+impl Beneath {
+    /// Whether only the path itself is touched.
+    pub fn is_nothing(&self) -> bool {
+        *self == Beneath::Nothing
+    }
 }
 
 /// One subcommand of a shell command, normalised as the shell would see it.

@@ -37,7 +37,7 @@ pub mod wire;
 pub use audit::{CallRecord, HookRecord, StageRecord, StageStatus};
 pub use call::ToolCall;
 pub use error::{CallError, ErrorCode};
-pub use facts::{Access, CallFacts, CommandFact, Finding, PathFact, Risk};
+pub use facts::{Access, Beneath, CallFacts, CommandFact, Finding, PathFact, Risk};
 pub use mode::{PermissionMode, UnknownMode};
 pub use output::{Content, ToolOutput};
 pub use result::CallResult;

@@ -86,7 +86,7 @@ mod unwrap;
 mod walk;
 mod words;
 
-use toolgate_protocol::{Access, Finding, PathFact, Risk};
+use toolgate_protocol::{Access, Beneath, Finding, PathFact, Risk};
 
 pub use limits::Limits;
 pub use paths::{
@@ -261,6 +261,11 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
                     protected: u.protected.is_some(),
                     path: p,
                     access: u.access,
+                    beneath: match (u.recursive, u.visible_only) {
+                        (false, _) => Beneath::Nothing,
+                        (true, false) => Beneath::Everything,
+                        (true, true) => Beneath::Visible,
+                    },
                 })
             })
             .collect();

@@ -3,16 +3,17 @@
 //! per path for Read/Edit rules.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use globset::{Candidate, Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use regex::RegexSet;
 use serde_json::Value;
-use toolgate_protocol::Access;
+use toolgate_protocol::{Access, Beneath};
 
 use super::subcommand::{FIND_ACTIONS, NEVER_PREFIX_ALLOWED, Subcommand};
 use super::{PathFamily, Rule, RuleKind, Spec, ToolPat};
 use crate::readonly::is_read_only;
-use crate::view::{Family, View};
+use crate::view::{Family, PathEntry, View};
 
 /// Path globs of one list and family. Globs with a literal directory prefix
 /// (`/work/src/**/*.rs`) sit under that prefix and are tried only for paths beneath it;
@@ -59,6 +60,16 @@ impl PathIndex {
         self.rest_owners.is_empty() && self.by_prefix.is_empty()
     }
 
+    /// Whether some glob could match a path strictly beneath `dir`: one without a literal
+    /// prefix (`/**/.env`), or one whose prefix lies beneath `dir` or above it.
+    fn may_reach_beneath(&self, dir: &Path) -> bool {
+        !self.rest_owners.is_empty()
+            || self
+                .by_prefix
+                .keys()
+                .any(|k| Path::new(k).starts_with(dir) || dir.starts_with(k))
+    }
+
     fn matching(&self, cand: &Candidate<'_>, path: &str, out: &mut Vec<u32>) {
         if !self.rest_owners.is_empty() {
             for i in self.rest.matches_candidate(cand) {
@@ -103,6 +114,14 @@ pub(crate) struct RuleSet {
     idx: [KindIndex; 3],
 }
 
+/// How many entries below one directory are looked at for [`RuleSet::expand_beneath`]
+/// before the call is declared opaque instead.
+pub const MAX_BENEATH_ENTRIES: usize = 50_000;
+
+/// How many paths found below directories are added to a view: one is enough for a
+/// decision, a few make the reason readable.
+const MAX_BENEATH_FOUND: usize = 8;
+
 impl RuleSet {
     /// Whether any deny or ask rule can cover reading a file: a `Read(…)` path rule
     /// (`Edit(…)` path rules cover writing only).
@@ -110,6 +129,85 @@ impl RuleSet {
         [RuleKind::Deny, RuleKind::Ask]
             .into_iter()
             .any(|k| !self.idx[slot(k)].read_paths.is_empty())
+    }
+
+    /// The deny- and ask-side path indexes a path touched with `access` beneath a directory
+    /// answers to: `Read(…)` rules for reading (`grep -r KEY .` reads `.env`), `Edit(…)`
+    /// rules for writing and deleting (`rm -r build` deletes `build/keep`). A `Read` deny
+    /// also blocks writing a path the call names, but not every file below a directory it
+    /// deletes: `rm -r node_modules` is not a read of anything.
+    fn beneath_indexes(&self, access: Access) -> impl Iterator<Item = &PathIndex> {
+        [RuleKind::Deny, RuleKind::Ask].into_iter().map(move |k| {
+            let ix = &self.idx[slot(k)];
+            if access == Access::Read {
+                &ix.read_paths
+            } else {
+                &ix.edit_paths
+            }
+        })
+    }
+
+    /// Adds to `view` the paths below each directory the call touches recursively
+    /// (`grep -r`, `tar c`, `cp -r`, `rm -r`, …) that a deny or ask path rule covers, so
+    /// that those rules see them as if the command had named them. The directory is walked
+    /// as the command would walk it (`Visible`: hidden and ignored files skipped, as `rg`
+    /// does; symlinks not followed) only when some rule could reach beneath it; a tree of
+    /// more than [`MAX_BENEATH_ENTRIES`] entries makes the call opaque.
+    pub(crate) fn expand_beneath(&self, view: &mut View) {
+        let dirs: Vec<(std::path::PathBuf, Access, Beneath, bool)> = view
+            .paths
+            .iter()
+            .filter(|p| p.beneath != Beneath::Nothing)
+            .map(|p| (p.path.clone(), p.access, p.beneath, p.inside))
+            .collect();
+        let mut found = 0;
+        for (dir, access, beneath, inside) in dirs {
+            if !self
+                .beneath_indexes(access)
+                .any(|ix| ix.may_reach_beneath(&dir))
+            {
+                continue;
+            }
+            let mut walk = ignore::WalkBuilder::new(&dir);
+            walk.standard_filters(beneath == Beneath::Visible)
+                .follow_links(false);
+            let mut hits = Vec::new();
+            for (n, entry) in walk.build().enumerate() {
+                if n > MAX_BENEATH_ENTRIES {
+                    view.opaque.push(format!(
+                        "more than {MAX_BENEATH_ENTRIES} entries below {} to check against the path rules",
+                        dir.display()
+                    ));
+                    break;
+                }
+                // An entry the walker cannot read is one the command cannot read either.
+                let Ok(entry) = entry else { continue };
+                if entry.depth() == 0 {
+                    continue;
+                }
+                let path = entry.path();
+                let cand = Candidate::new(path);
+                let text = path.to_string_lossy();
+                hits.clear();
+                for ix in self.beneath_indexes(access) {
+                    ix.matching(&cand, &text, &mut hits);
+                }
+                if !hits.is_empty() {
+                    view.paths.push(PathEntry {
+                        path: path.to_path_buf(),
+                        access,
+                        inside,
+                        protected: crate::floor::is_protected(path),
+                        beneath: Beneath::Nothing,
+                        below: Some(dir.clone()),
+                    });
+                    found += 1;
+                    if found >= MAX_BENEATH_FOUND {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -294,7 +392,13 @@ impl RuleSet {
         let mut best: Option<(u32, String)> =
             path_hits.iter().min_by_key(|(r, _)| *r).map(|&(r, pi)| {
                 let p = &view.paths[pi];
-                (r, format!("{} {}", access_word(p.access), p.path.display()))
+                let below = p.below.as_ref().map_or_else(String::new, |d| {
+                    format!(" (beneath {}, which the command covers)", d.display())
+                });
+                (
+                    r,
+                    format!("{} {}{below}", access_word(p.access), p.path.display()),
+                )
             });
         // Each distinct subcommand text once.
         let mut texts: Vec<(&str, &[String])> = Vec::new();

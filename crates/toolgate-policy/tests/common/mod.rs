@@ -167,6 +167,7 @@ pub fn parse(line: &str) -> Case {
                 "subs" => subs = Some(v.split('⏐').map(|s| s.trim().to_owned()).collect()),
                 "nofacts" => nofacts = true,
                 "w" | "r" | "d" => facts.paths.push(PathFact {
+                    beneath: toolgate_protocol::Beneath::Nothing,
                     path: PathBuf::from(v),
                     access: match k {
                         "w" => Access::Write,
@@ -248,6 +249,7 @@ pub fn parse(line: &str) -> Case {
                 }
             });
             facts.paths.push(PathFact {
+                beneath: toolgate_protocol::Beneath::Nothing,
                 path: p,
                 access: if *writes { Access::Write } else { Access::Read },
                 inside_roots: false,

@@ -25,8 +25,11 @@ pub(crate) struct PathUse {
     pub unresolved: bool,
     /// How it is touched.
     pub access: Access,
-    /// Recursive (`rm -r`, `chmod -R`, `mv` of a directory).
+    /// Recursive (`rm -r`, `chmod -R`, `mv` of a directory, `grep -r`, `tar c`): what lies
+    /// beneath a directory is touched the same way.
     pub recursive: bool,
+    /// A recursive use that leaves hidden (dot-named) entries alone (`rg`, `ag`).
+    pub visible_only: bool,
     /// The word is an unquoted glob.
     pub glob: bool,
     /// Its contents are sent over the network (`curl -d @f`, `scp f host:`).
@@ -86,6 +89,7 @@ impl Effects {
             path,
             access,
             recursive,
+            visible_only: false,
             glob: f.glob,
             upload: false,
             perm: false,
@@ -246,6 +250,129 @@ const PATTERN_READERS: &[&str] = &[
     "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "sed", "jq", "yq",
 ];
 
+/// How much of a directory operand a search program reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tree {
+    /// Every file below it.
+    All,
+    /// Every file below it but hidden and ignored ones, as `rg` walks by default.
+    Visible,
+}
+
+/// Whether `grep`/`rg`/`ag`/`ack` with these arguments search directories recursively:
+/// `grep` only with `-r`/`-R` (or `-d recurse`), the others always. `rg` and `ag` skip
+/// hidden and ignored files unless told otherwise (`rg --hidden`, `-.`, `-u`,
+/// `--no-ignore…`; `ag --hidden`, `-u`, `-U`); an include glob (`-g`) is not modelled, so
+/// the walk may only be wider than theirs.
+fn searches_trees(prog: &str, args: &[Field]) -> Option<Tree> {
+    match prog {
+        "grep" | "egrep" | "fgrep" => {
+            let recurse_value = args.windows(2).any(|w| {
+                matches!(w[0].text.as_str(), "-d" | "--directories") && w[1].text == "recurse"
+            });
+            (has_short(args, 'r')
+                || has_short(args, 'R')
+                || recurse_value
+                || args.iter().any(|a| {
+                    matches!(
+                        a.text.as_str(),
+                        "--recursive"
+                            | "--dereference-recursive"
+                            | "-drecurse"
+                            | "--directories=recurse"
+                    )
+                }))
+            .then_some(Tree::All)
+        }
+        "rg" => {
+            // Any `-u` (`--no-ignore`, then hidden files, then binary ones) widens the walk
+            // past what `Visible` models; so do the options that turn single filters off.
+            let unrestricted = args.iter().take_while(|a| a.text != "--").any(|a| {
+                a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('u')
+            });
+            let all = unrestricted
+                || has_short(args, '.')
+                || has_long(
+                    args,
+                    &[
+                        "--hidden",
+                        "--unrestricted",
+                        "--no-ignore",
+                        "--no-ignore-vcs",
+                        "--no-ignore-dot",
+                        "--no-ignore-parent",
+                        "--no-ignore-global",
+                        "--no-ignore-exclude",
+                        "--no-ignore-files",
+                    ],
+                );
+            Some(if all { Tree::All } else { Tree::Visible })
+        }
+        "ag" => {
+            let all = has_short(args, 'u')
+                || has_short(args, 'U')
+                || has_long(
+                    args,
+                    &[
+                        "--hidden",
+                        "--unrestricted",
+                        "--all-types",
+                        "--skip-vcs-ignores",
+                    ],
+                );
+            Some(if all { Tree::All } else { Tree::Visible })
+        }
+        "ack" => Some(Tree::All),
+        _ => None,
+    }
+}
+
+/// Whether `cp`, `scp`, `rsync` and friends copy (or `mv` moves) whole directories.
+fn copies_trees(prog: &str, args: &[Field]) -> bool {
+    match prog {
+        "mv" | "rclone" => true,
+        "cp" => {
+            has_short(args, 'r')
+                || has_short(args, 'R')
+                || has_short(args, 'a')
+                || has_long(args, &["--recursive", "--archive"])
+        }
+        "scp" => has_short(args, 'r'),
+        "rsync" => {
+            has_short(args, 'r')
+                || has_short(args, 'a')
+                || has_long(args, &["--recursive", "--archive"])
+        }
+        _ => false,
+    }
+}
+
+/// Whether a reader archives or compares whole directories: `tar` creating, appending or
+/// updating (unless `--no-recursion`), `zip -r`, `diff -r`.
+fn archives_trees(prog: &str, args: &[Field]) -> bool {
+    match prog {
+        "tar" => {
+            // The first word may be an old-style bundle without a dash (`tar czf x.tgz .`).
+            let bundle_writes = |t: &str| t.chars().any(|c| matches!(c, 'c' | 'r' | 'u'));
+            let writes = args
+                .first()
+                .is_some_and(|a| !a.text.starts_with('-') && bundle_writes(&a.text))
+                || args.iter().take_while(|a| a.text != "--").any(|a| {
+                    a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && bundle_writes(&a.text[1..])
+                })
+                || has_long(args, &["--create", "--append", "--update"]);
+            writes && !has_long(args, &["--no-recursion"])
+        }
+        "zip" => {
+            has_short(args, 'r') || has_short(args, 'R') || has_long(args, &["--recurse-paths"])
+        }
+        "diff" => has_short(args, 'r') || has_long(args, &["--recursive"]),
+        _ => false,
+    }
+}
+
 /// Computes the effects of one record.
 pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
     let mut fx = Effects::default();
@@ -336,7 +463,7 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
                     prog == "mv" || (prog == "rsync" && has_long(args, &["--remove-source-files"]));
                 let access = if moves { Access::Delete } else { Access::Read };
                 let up = dest.as_ref().is_some_and(remote);
-                let u = fx.add(rec, ctx, s, access, true);
+                let u = fx.add(rec, ctx, s, access, copies_trees(prog, args));
                 u.upload = up;
             }
             if let Some(d) = dest {
@@ -524,8 +651,24 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
                     "--exclude",
                 ],
             );
-            for f in ops.iter().skip(usize::from(!explicit)) {
-                fx.add(rec, ctx, f, Access::Read, false);
+            let tree = searches_trees(p, args);
+            let files = &ops[usize::from(!explicit).min(ops.len())..];
+            for f in files {
+                let u = fx.add(rec, ctx, f, Access::Read, tree.is_some());
+                u.visible_only = tree == Some(Tree::Visible);
+            }
+            // Without a file, `grep -r` searches the working directory, and so do `rg`,
+            // `ag` and `ack` unless their input is piped or redirected in.
+            let stdin_fed = rec.stage > 0
+                || rec.stdin.is_some()
+                || rec.fed.is_some()
+                || rec.redirects.iter().any(|r| r.read);
+            if let Some(tree) = tree
+                && files.is_empty()
+                && (p.ends_with("grep") || !stdin_fed)
+            {
+                let u = fx.add(rec, ctx, &Field::lit("."), Access::Read, true);
+                u.visible_only = tree == Tree::Visible;
             }
             if p == "sed" {
                 // `w FILE`, `s///w FILE`, `r FILE` inside the script.
@@ -543,11 +686,12 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             // for a program without one, every word that is not an option is a possible file
             // (skipping a guessed value could skip the file: `diff -i .env x`).
             let flags = super::reads::reader_value_flags(p).unwrap_or(&[]);
+            let tree = archives_trees(p, args);
             for f in operands(args, flags) {
                 if f.text.contains(':') && (p == "scp" || p == "rsync") {
                     continue;
                 }
-                fx.add(rec, ctx, &f, Access::Read, false);
+                fx.add(rec, ctx, &f, Access::Read, tree);
             }
         }
         _ => {}

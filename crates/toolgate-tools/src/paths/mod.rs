@@ -62,6 +62,7 @@ impl ResolvedPath {
     /// (a deny rule should match either).
     pub fn facts(&self, session: &Session, access: Access) -> Vec<PathFact> {
         let mut facts = vec![PathFact {
+            beneath: toolgate_protocol::Beneath::Nothing,
             path: self.real.clone(),
             access,
             inside_roots: true,
@@ -69,6 +70,7 @@ impl ResolvedPath {
         }];
         if self.display != self.real {
             facts.push(PathFact {
+                beneath: toolgate_protocol::Beneath::Nothing,
                 path: self.display.clone(),
                 access,
                 inside_roots: session.workspace().contains(&self.display),
