@@ -623,6 +623,7 @@ async fn the_default_policy_is_the_risk_floor() {
             CallFacts {
                 paths: vec![PathFact {
                     beneath: toolgate_protocol::Beneath::Nothing,
+                    beneath_only: Vec::new(),
                     path: "/ws/.git/config".into(),
                     access: Access::Write,
                     inside_roots: true,
@@ -636,6 +637,7 @@ async fn the_default_policy_is_the_risk_floor() {
             CallFacts {
                 paths: vec![PathFact {
                     beneath: toolgate_protocol::Beneath::Nothing,
+                    beneath_only: Vec::new(),
                     path: "/ws/.git/config".into(),
                     access: Access::Read,
                     inside_roots: true,

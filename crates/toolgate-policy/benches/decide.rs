@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
             .collect(),
         paths: vec![PathFact {
             beneath: toolgate_protocol::Beneath::Nothing,
+            beneath_only: Vec::new(),
             path: "/work/build.log".into(),
             access: Access::Write,
             inside_roots: true,
@@ -96,6 +97,7 @@ fn bench(c: &mut Criterion) {
     let edit_facts = CallFacts {
         paths: vec![PathFact {
             beneath: toolgate_protocol::Beneath::Nothing,
+            beneath_only: Vec::new(),
             path: "/work/src42/deep/mod.rs".into(),
             access: Access::Write,
             inside_roots: true,

@@ -42,6 +42,8 @@ pub(crate) struct PathEntry {
     pub protected: bool,
     /// What beneath it (an existing directory) the call touches the same way.
     pub beneath: Beneath,
+    /// With `beneath`: the file-name globs the files touched are limited to (none: all).
+    pub beneath_only: Vec<String>,
     /// For a path found by looking beneath a directory the call names: that directory.
     pub below: Option<PathBuf>,
 }
@@ -221,7 +223,7 @@ impl View {
                         access: Access,
                         fact_inside: Option<bool>,
                         fact_protected: bool,
-                        beneath: Beneath| {
+                        (beneath, beneath_only): (Beneath, &[String])| {
             if NULL_SINKS.iter().any(|s| Path::new(s) == path) {
                 return;
             }
@@ -231,10 +233,24 @@ impl View {
             } else {
                 Beneath::Nothing
             };
+            let beneath_only = if beneath == Beneath::Nothing {
+                Vec::new()
+            } else {
+                beneath_only.to_vec()
+            };
             if let Some(seen) = paths
                 .iter_mut()
                 .find(|p| p.path == path && p.access == access)
             {
+                // Two uses of one directory: the union of what they reach (a limit that
+                // differs is dropped, which can only widen it).
+                if beneath != Beneath::Nothing {
+                    if seen.beneath == Beneath::Nothing {
+                        seen.beneath_only = beneath_only;
+                    } else if seen.beneath_only != beneath_only {
+                        seen.beneath_only.clear();
+                    }
+                }
                 seen.beneath = wider(seen.beneath, beneath);
                 return;
             }
@@ -245,6 +261,7 @@ impl View {
                 path,
                 access,
                 beneath,
+                beneath_only,
                 below: None,
             };
             paths.push(entry);
@@ -261,7 +278,7 @@ impl View {
                 f.access,
                 Some(f.inside_roots),
                 f.protected,
-                f.beneath,
+                (f.beneath, &f.beneath_only),
             );
         }
         match family {
@@ -304,7 +321,14 @@ impl View {
                         continue;
                     }
                     let abs = absolutize(&p, req.cwd, home);
-                    add_path(&mut view.paths, abs, access, None, false, Beneath::Nothing);
+                    add_path(
+                        &mut view.paths,
+                        abs,
+                        access,
+                        None,
+                        false,
+                        (Beneath::Nothing, &[]),
+                    );
                 }
                 for u in &req.facts.urls {
                     if let Some(h) = url_host(u) {
@@ -321,7 +345,14 @@ impl View {
                 for (pattern, access) in globs {
                     let (matches, complete) = glob_matches(&pattern);
                     for m in matches {
-                        add_path(&mut view.paths, m, access, None, false, Beneath::Nothing);
+                        add_path(
+                            &mut view.paths,
+                            m,
+                            access,
+                            None,
+                            false,
+                            (Beneath::Nothing, &[]),
+                        );
                     }
                     if !complete {
                         view.opaque.push(format!(
@@ -333,14 +364,14 @@ impl View {
                 // Where symlinks lead, as for a file tool: `ln -s . l` in one call and
                 // `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
                 // out of the workspace needs the rule its target needs.
-                let lexical: Vec<(PathBuf, Access, Beneath)> = view
+                let lexical: Vec<(PathBuf, Access, Beneath, Vec<String>)> = view
                     .paths
                     .iter()
-                    .map(|p| (p.path.clone(), p.access, p.beneath))
+                    .map(|p| (p.path.clone(), p.access, p.beneath, p.beneath_only.clone()))
                     .collect();
-                for (path, access, beneath) in lexical {
+                for (path, access, beneath, only) in lexical {
                     if let Some(real) = symlink_target(&path) {
-                        add_path(&mut view.paths, real, access, None, false, beneath);
+                        add_path(&mut view.paths, real, access, None, false, (beneath, &only));
                     }
                 }
             }
@@ -362,7 +393,7 @@ impl View {
                     access,
                     None,
                     false,
-                    Beneath::Nothing,
+                    (Beneath::Nothing, &[]),
                 );
                 if !had_facts {
                     // No facts from the tool: resolve symlinks ourselves so that an allow rule
@@ -371,7 +402,14 @@ impl View {
                     if let Ok(real) = std::fs::canonicalize(&lexical)
                         && real != lexical
                     {
-                        add_path(&mut view.paths, real, access, None, false, Beneath::Nothing);
+                        add_path(
+                            &mut view.paths,
+                            real,
+                            access,
+                            None,
+                            false,
+                            (Beneath::Nothing, &[]),
+                        );
                     }
                 }
             }
@@ -409,6 +447,7 @@ impl View {
                 inside: true,
                 protected: is_protected(path),
                 beneath: Beneath::Nothing,
+                beneath_only: Vec::new(),
                 below: None,
             }],
             hosts: Vec::new(),

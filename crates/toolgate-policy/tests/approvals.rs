@@ -152,6 +152,7 @@ fn suggestions_are_exact_one_per_uncovered_subcommand() {
         facts: CallFacts {
             paths: vec![PathFact {
                 beneath: toolgate_protocol::Beneath::Nothing,
+                beneath_only: Vec::new(),
                 path: "/p/src/a.rs".into(),
                 access: Access::Write,
                 inside_roots: true,

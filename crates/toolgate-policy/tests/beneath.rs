@@ -235,3 +235,34 @@ fn facts_say_what_lies_beneath() {
         "everything"
     );
 }
+
+#[test]
+fn name_limits_of_a_search_narrow_the_walk_and_nothing_else_does() {
+    let t = Tree::new(&[".env", "src/app.py", "secrets/key.pem", "secrets/notes.txt"]);
+    let e = t.engine(&deny("Read(.env)"));
+    for cmd in [
+        "grep -rn --include=*.py KEY .",
+        "grep -r --include '*.py' --include='*.ts' KEY .",
+        "rg --hidden -g '*.py' KEY",
+        "rg -uu --glob=*.py KEY .",
+    ] {
+        let (d, _, reason) = t.verdict(&e, cmd);
+        assert_ne!(d, Decision::Deny, "{cmd}: {reason}");
+    }
+    for cmd in [
+        "grep -r --include=.env* KEY .",
+        "grep -r --include=*.py --include=*env KEY .",
+        // An exclusion is not modelled, and a glob with a path drops the limit.
+        "rg --hidden -g '!*.py' KEY",
+        "rg --hidden -g 'src/*.py' KEY",
+        "grep -r --exclude=.env KEY .",
+    ] {
+        let (d, _, reason) = t.verdict(&e, cmd);
+        assert_eq!(d, Decision::Deny, "{cmd}: {reason}");
+    }
+    // Directories are crossed, not read: a limited walk meets the rule on the files only.
+    let e = t.engine(&deny("Read(./secrets/**)"));
+    assert_eq!(t.verdict(&e, "grep -r --include=*.txt KEY .").0, Decision::Deny);
+    assert_ne!(t.verdict(&e, "grep -r --include=*.rs KEY .").0, Decision::Deny);
+    assert_eq!(t.verdict(&e, "grep -r KEY .").0, Decision::Deny);
+}

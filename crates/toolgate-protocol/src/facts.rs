@@ -43,6 +43,10 @@ pub struct PathFact {
     /// `grep -r KEY .` reads every file below `.`, `rm -r d` deletes them.
     #[serde(default, skip_serializing_if = "Beneath::is_nothing")]
     pub beneath: Beneath,
+    /// With `beneath`: only files whose name matches one of these globs are touched
+    /// (`grep -r --include='*.py'`, `rg -g '*.py'`); empty: every file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beneath_only: Vec<String>,
 }
 
 /// How much of the tree below a directory a call touches along with it.

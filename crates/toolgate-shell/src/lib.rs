@@ -266,6 +266,11 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
                         (true, false) => Beneath::Everything,
                         (true, true) => Beneath::Visible,
                     },
+                    beneath_only: if u.recursive {
+                        u.only.clone()
+                    } else {
+                        Vec::new()
+                    },
                 })
             })
             .collect();

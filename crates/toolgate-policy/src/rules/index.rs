@@ -118,6 +118,19 @@ pub(crate) struct RuleSet {
 /// before the call is declared opaque instead.
 pub const MAX_BENEATH_ENTRIES: usize = 50_000;
 
+/// The file-name globs of a limited walk as one set; `None` when there are none or one
+/// does not compile (then nothing is left out).
+fn name_set(globs: &[String]) -> Option<GlobSet> {
+    if globs.is_empty() {
+        return None;
+    }
+    let mut set = GlobSetBuilder::new();
+    for g in globs {
+        set.add(Glob::new(g).ok()?);
+    }
+    set.build().ok()
+}
+
 /// How many paths found below directories are added to a view: one is enough for a
 /// decision, a few make the reason readable.
 const MAX_BENEATH_FOUND: usize = 8;
@@ -154,20 +167,26 @@ impl RuleSet {
     /// does; symlinks not followed) only when some rule could reach beneath it; a tree of
     /// more than [`MAX_BENEATH_ENTRIES`] entries makes the call opaque.
     pub(crate) fn expand_beneath(&self, view: &mut View) {
-        let dirs: Vec<(std::path::PathBuf, Access, Beneath, bool)> = view
+        let dirs: Vec<(std::path::PathBuf, Access, Beneath, Vec<String>, bool)> = view
             .paths
             .iter()
             .filter(|p| p.beneath != Beneath::Nothing)
-            .map(|p| (p.path.clone(), p.access, p.beneath, p.inside))
+            .map(|p| {
+                let only = p.beneath_only.clone();
+                (p.path.clone(), p.access, p.beneath, only, p.inside)
+            })
             .collect();
         let mut found = 0;
-        for (dir, access, beneath, inside) in dirs {
+        for (dir, access, beneath, only, inside) in dirs {
             if !self
                 .beneath_indexes(access)
                 .any(|ix| ix.may_reach_beneath(&dir))
             {
                 continue;
             }
+            // Only files whose names match (`grep --include`): directories are crossed, not
+            // read. A glob that does not compile limits nothing.
+            let only = name_set(&only);
             let mut walk = ignore::WalkBuilder::new(&dir);
             walk.standard_filters(beneath == Beneath::Visible)
                 .follow_links(false);
@@ -186,6 +205,12 @@ impl RuleSet {
                     continue;
                 }
                 let path = entry.path();
+                if let Some(only) = &only
+                    && (entry.file_type().is_none_or(|t| t.is_dir())
+                        || !entry.path().file_name().is_some_and(|n| only.is_match(n)))
+                {
+                    continue;
+                }
                 let cand = Candidate::new(path);
                 let text = path.to_string_lossy();
                 hits.clear();
@@ -199,6 +224,7 @@ impl RuleSet {
                         inside,
                         protected: crate::floor::is_protected(path),
                         beneath: Beneath::Nothing,
+                        beneath_only: Vec::new(),
                         below: Some(dir.clone()),
                     });
                     found += 1;

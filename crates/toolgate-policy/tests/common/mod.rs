@@ -168,6 +168,7 @@ pub fn parse(line: &str) -> Case {
                 "nofacts" => nofacts = true,
                 "w" | "r" | "d" => facts.paths.push(PathFact {
                     beneath: toolgate_protocol::Beneath::Nothing,
+                    beneath_only: Vec::new(),
                     path: PathBuf::from(v),
                     access: match k {
                         "w" => Access::Write,
@@ -250,6 +251,7 @@ pub fn parse(line: &str) -> Case {
             });
             facts.paths.push(PathFact {
                 beneath: toolgate_protocol::Beneath::Nothing,
+                beneath_only: Vec::new(),
                 path: p,
                 access: if *writes { Access::Write } else { Access::Read },
                 inside_roots: false,

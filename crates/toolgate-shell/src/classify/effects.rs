@@ -30,6 +30,8 @@ pub(crate) struct PathUse {
     pub recursive: bool,
     /// A recursive use that leaves hidden (dot-named) entries alone (`rg`, `ag`).
     pub visible_only: bool,
+    /// A recursive use limited to files with these name globs (`grep --include`).
+    pub only: Vec<String>,
     /// The word is an unquoted glob.
     pub glob: bool,
     /// Its contents are sent over the network (`curl -d @f`, `scp f host:`).
@@ -90,6 +92,7 @@ impl Effects {
             access,
             recursive,
             visible_only: false,
+            only: Vec::new(),
             glob: f.glob,
             upload: false,
             perm: false,
@@ -325,6 +328,42 @@ fn searches_trees(prog: &str, args: &[Field]) -> Option<Tree> {
         "ack" => Some(Tree::All),
         _ => None,
     }
+}
+
+/// The file-name globs a recursive search is limited to (`grep --include=GLOB`, `rg -g
+/// GLOB`), or none when every file is searched. Only what a file's name alone decides is
+/// kept: an exclusion (`rg -g '!x'`) is ignored and a glob with a `/` drops the limit, which
+/// can only make the walk wider than the program's.
+fn name_filters(prog: &str, args: &[Field]) -> Vec<String> {
+    let (flags, attached): (&[&str], &[&str]) = match prog {
+        "grep" | "egrep" | "fgrep" => (&["--include"], &["--include="]),
+        "rg" => (&["-g", "--glob"], &["--glob=", "-g"]),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            break;
+        }
+        let value = if flags.contains(&t) {
+            i += 1;
+            args.get(i).map(|f| f.text.as_str())
+        } else {
+            attached
+                .iter()
+                .find_map(|p| t.strip_prefix(p).filter(|v| !v.is_empty()))
+        };
+        match value {
+            Some(v) if prog == "rg" && v.starts_with('!') => {}
+            Some(v) if v.is_empty() || v.contains('/') => return Vec::new(),
+            Some(v) => out.push(v.to_owned()),
+            None => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Whether `cp`, `scp`, `rsync` and friends copy (or `mv` moves) whole directories.
@@ -652,10 +691,16 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
                 ],
             );
             let tree = searches_trees(p, args);
+            let only = if tree.is_some() {
+                name_filters(p, args)
+            } else {
+                Vec::new()
+            };
             let files = &ops[usize::from(!explicit).min(ops.len())..];
             for f in files {
                 let u = fx.add(rec, ctx, f, Access::Read, tree.is_some());
                 u.visible_only = tree == Some(Tree::Visible);
+                u.only.clone_from(&only);
             }
             // Without a file, `grep -r` searches the working directory, and so do `rg`,
             // `ag` and `ack` unless their input is piped or redirected in.
@@ -669,6 +714,7 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             {
                 let u = fx.add(rec, ctx, &Field::lit("."), Access::Read, true);
                 u.visible_only = tree == Tree::Visible;
+                u.only = only;
             }
             if p == "sed" {
                 // `w FILE`, `s///w FILE`, `r FILE` inside the script.

@@ -63,6 +63,7 @@ impl ResolvedPath {
     pub fn facts(&self, session: &Session, access: Access) -> Vec<PathFact> {
         let mut facts = vec![PathFact {
             beneath: toolgate_protocol::Beneath::Nothing,
+            beneath_only: Vec::new(),
             path: self.real.clone(),
             access,
             inside_roots: true,
@@ -71,6 +72,7 @@ impl ResolvedPath {
         if self.display != self.real {
             facts.push(PathFact {
                 beneath: toolgate_protocol::Beneath::Nothing,
+                beneath_only: Vec::new(),
                 path: self.display.clone(),
                 access,
                 inside_roots: session.workspace().contains(&self.display),
