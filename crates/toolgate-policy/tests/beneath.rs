@@ -182,6 +182,11 @@ fn a_symlinked_directory_is_walked_where_it_leads() {
     std::fs::create_dir(t.root.join("src")).unwrap();
     std::os::unix::fs::symlink(t.root.join("elsewhere"), t.root.join("src/inner")).unwrap();
     assert_ne!(t.verdict(&e, "grep -r KEY src").0, Decision::Deny);
+    // A link to a covered file is checked where it leads (`grep -R` reads through it).
+    std::os::unix::fs::symlink(t.root.join("elsewhere/.env"), t.root.join("src/settings")).unwrap();
+    let (d, _, reason) = t.verdict(&e, "grep -R KEY src");
+    assert_eq!(d, Decision::Deny, "{reason}");
+    assert!(reason.contains("elsewhere/.env"), "{reason}");
 }
 
 #[test]
@@ -262,7 +267,13 @@ fn name_limits_of_a_search_narrow_the_walk_and_nothing_else_does() {
     }
     // Directories are crossed, not read: a limited walk meets the rule on the files only.
     let e = t.engine(&deny("Read(./secrets/**)"));
-    assert_eq!(t.verdict(&e, "grep -r --include=*.txt KEY .").0, Decision::Deny);
-    assert_ne!(t.verdict(&e, "grep -r --include=*.rs KEY .").0, Decision::Deny);
+    assert_eq!(
+        t.verdict(&e, "grep -r --include=*.txt KEY .").0,
+        Decision::Deny
+    );
+    assert_ne!(
+        t.verdict(&e, "grep -r --include=*.rs KEY .").0,
+        Decision::Deny
+    );
     assert_eq!(t.verdict(&e, "grep -r KEY .").0, Decision::Deny);
 }

@@ -211,18 +211,29 @@ impl RuleSet {
                 {
                     continue;
                 }
-                let cand = Candidate::new(path);
-                let text = path.to_string_lossy();
-                hits.clear();
-                for ix in self.beneath_indexes(access) {
-                    ix.matching(&cand, &text, &mut hits);
-                }
-                if !hits.is_empty() {
+                // A symlink in the tree is not followed by the walk; `grep -R`, `cp -L` and
+                // others do follow it, so where it leads is checked too.
+                let target = entry
+                    .path_is_symlink()
+                    .then(|| std::fs::canonicalize(path).ok())
+                    .flatten();
+                let covered = std::iter::once(path).chain(target.as_deref()).find(|p| {
+                    let cand = Candidate::new(p);
+                    let text = p.to_string_lossy();
+                    hits.clear();
+                    for ix in self.beneath_indexes(access) {
+                        ix.matching(&cand, &text, &mut hits);
+                    }
+                    !hits.is_empty()
+                });
+                if let Some(covered) = covered {
                     view.paths.push(PathEntry {
-                        path: path.to_path_buf(),
+                        path: covered.to_path_buf(),
                         access,
-                        inside,
-                        protected: crate::floor::is_protected(path),
+                        // A link's target outside the directory is not known to be inside
+                        // the roots.
+                        inside: inside && covered.starts_with(&dir),
+                        protected: crate::floor::is_protected(covered),
                         beneath: Beneath::Nothing,
                         beneath_only: Vec::new(),
                         below: Some(dir.clone()),
