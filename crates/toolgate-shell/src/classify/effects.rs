@@ -28,7 +28,8 @@ pub(crate) struct PathUse {
     /// Recursive (`rm -r`, `chmod -R`, `mv` of a directory, `grep -r`, `tar c`): what lies
     /// beneath a directory is touched the same way.
     pub recursive: bool,
-    /// A recursive use that leaves hidden (dot-named) entries alone (`rg`, `ag`).
+    /// A recursive use that leaves hidden (dot-named) and ignored entries alone (`rg`,
+    /// `ag`).
     pub visible_only: bool,
     /// A recursive use limited to files with these name globs (`grep --include`).
     pub only: Vec<String>,
@@ -265,8 +266,7 @@ enum Tree {
 /// Whether `grep`/`rg`/`ag`/`ack` with these arguments search directories recursively:
 /// `grep` only with `-r`/`-R` (or `-d recurse`), the others always. `rg` and `ag` skip
 /// hidden and ignored files unless told otherwise (`rg --hidden`, `-.`, `-u`,
-/// `--no-ignore…`; `ag --hidden`, `-u`, `-U`); an include glob (`-g`) is not modelled, so
-/// the walk may only be wider than theirs.
+/// `--no-ignore…`; `ag --hidden`, `-u`, `-U`). Name limits are [`name_filters`].
 fn searches_trees(prog: &str, args: &[Field]) -> Option<Tree> {
     match prog {
         "grep" | "egrep" | "fgrep" => {
@@ -707,7 +707,10 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             let stdin_fed = rec.stage > 0
                 || rec.stdin.is_some()
                 || rec.fed.is_some()
-                || rec.redirects.iter().any(|r| r.read);
+                || rec
+                    .redirects
+                    .iter()
+                    .any(|r| r.read && r.public.fd.is_none_or(|fd| fd == 0));
             if let Some(tree) = tree
                 && files.is_empty()
                 && (p.ends_with("grep") || !stdin_fed)
