@@ -226,8 +226,14 @@ fn facts_say_what_lies_beneath() {
     assert_eq!(beneath("rg x"), [Beneath::Visible]);
     // Input on stdin replaces the directory; another descriptor does not.
     assert_eq!(beneath("rg x < src/a.rs"), [Beneath::Nothing]);
-    assert_eq!(beneath("rg x 3< src/a.rs"), [Beneath::Nothing, Beneath::Visible]);
-    assert_eq!(beneath("grep -r x < src/a.rs"), [Beneath::Nothing, Beneath::Everything]);
+    assert_eq!(
+        beneath("rg x 3< src/a.rs"),
+        [Beneath::Nothing, Beneath::Visible]
+    );
+    assert_eq!(
+        beneath("grep -r x < src/a.rs"),
+        [Beneath::Nothing, Beneath::Everything]
+    );
     assert_eq!(beneath("grep x src/a.rs"), [Beneath::Nothing]);
     assert_eq!(beneath("ln -s src l")[0], Beneath::Nothing);
     // Serialised only when there is something beneath.
