@@ -192,19 +192,27 @@ fn a_symlinked_directory_is_walked_where_it_leads() {
 #[test]
 fn rules_that_cannot_reach_below_skip_the_walk_and_huge_trees_are_opaque() {
     let t = Tree::new(&["src/a.rs"]);
-    // 50,001 entries: more than the walk looks at.
-    let big = t.root.join("big");
-    std::fs::create_dir(&big).unwrap();
-    for i in 0..=toolgate_policy::MAX_BENEATH_ENTRIES {
-        std::fs::File::create(big.join(format!("{i}"))).unwrap();
+    // Two directories of just over half the entries the walk looks at per call.
+    for half in ["h1", "h2"] {
+        let dir = t.root.join(half);
+        std::fs::create_dir(&dir).unwrap();
+        for i in 0..=toolgate_policy::MAX_BENEATH_ENTRIES / 2 {
+            std::fs::File::create(dir.join(format!("{i}"))).unwrap();
+        }
     }
-    // A rule anchored elsewhere never walks `big`: allowed as a read-only command.
+    // A rule anchored elsewhere never walks them: allowed as a read-only command.
     let e = t.engine(&deny("Read(./src/secret/**)"));
-    let (d, _, reason) = t.verdict(&e, "grep -r KEY big");
+    let (d, _, reason) = t.verdict(&e, "grep -r KEY h1 h2");
     assert_eq!(d, Decision::Allow, "{reason}");
-    // An unanchored rule would have to look at every entry: the call is opaque (asked).
+    // An unanchored rule has to look at every entry: each alone is walked to the end...
     let e = t.engine(&deny("Read(.env)"));
-    let (d, _, reason) = t.verdict(&e, "grep -r KEY big");
+    for half in ["h1", "h2"] {
+        let (d, _, reason) = t.verdict(&e, &format!("grep -r KEY {half}"));
+        assert_eq!(d, Decision::Allow, "{half}: {reason}");
+    }
+    // ...but the budget is for the whole call, not for each directory it names: the call
+    // is opaque (asked), never judged on a partial walk.
+    let (d, _, reason) = t.verdict(&e, "grep -r KEY h1 h2");
     assert_eq!(d, Decision::Ask, "{reason}");
     assert!(reason.contains("entries below"), "{reason}");
 }

@@ -114,8 +114,9 @@ pub(crate) struct RuleSet {
     idx: [KindIndex; 3],
 }
 
-/// How many entries below one directory are looked at for [`RuleSet::expand_beneath`]
-/// before the call is declared opaque instead.
+/// How many entries below the directories of one call are looked at for
+/// [`RuleSet::expand_beneath`] before the call is declared opaque instead. One budget for
+/// the whole call: `grep -r x d1 d2 … d100` must not cost a hundred walks of this size.
 pub const MAX_BENEATH_ENTRIES: usize = 50_000;
 
 /// The file-name globs of a limited walk as one set; `None` when there are none or one
@@ -164,8 +165,8 @@ impl RuleSet {
     /// (`grep -r`, `tar c`, `cp -r`, `rm -r`, …) that a deny or ask path rule covers, so
     /// that those rules see them as if the command had named them. The directory is walked
     /// as the command would walk it (`Visible`: hidden and ignored files skipped, as `rg`
-    /// does; symlinks not followed) only when some rule could reach beneath it; a tree of
-    /// more than [`MAX_BENEATH_ENTRIES`] entries makes the call opaque.
+    /// does; symlinks not followed) only when some rule could reach beneath it; more than
+    /// [`MAX_BENEATH_ENTRIES`] entries in all make the call opaque.
     pub(crate) fn expand_beneath(&self, view: &mut View) {
         let dirs: Vec<(std::path::PathBuf, Access, Beneath, Vec<String>, bool)> = view
             .paths
@@ -177,6 +178,7 @@ impl RuleSet {
             })
             .collect();
         let mut found = 0;
+        let mut seen = 0usize;
         for (dir, access, beneath, only, inside) in dirs {
             if !self
                 .beneath_indexes(access)
@@ -191,13 +193,14 @@ impl RuleSet {
             walk.standard_filters(beneath == Beneath::Visible)
                 .follow_links(false);
             let mut hits = Vec::new();
-            for (n, entry) in walk.build().enumerate() {
-                if n > MAX_BENEATH_ENTRIES {
+            for entry in walk.build() {
+                seen += 1;
+                if seen > MAX_BENEATH_ENTRIES {
                     view.opaque.push(format!(
                         "more than {MAX_BENEATH_ENTRIES} entries below {} to check against the path rules",
                         dir.display()
                     ));
-                    break;
+                    return;
                 }
                 // An entry the walker cannot read is one the command cannot read either.
                 let Ok(entry) = entry else { continue };
