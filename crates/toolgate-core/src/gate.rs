@@ -468,7 +468,7 @@ impl Gate {
             session: &self.session,
             hook: pre.verdict.as_ref(),
         };
-        let mut verdict = self.shared.policy.decide(&request);
+        let mut verdict = decide_off_the_reactor(&facts, || self.shared.policy.decide(&request));
         if verdict.decision == Decision::Ask {
             let asked = verdict.clone();
             verdict = self.shared.prompter.ask(&request, &asked).await;
@@ -970,5 +970,20 @@ impl Drop for Flight {
             );
             self.write();
         }
+    }
+}
+
+/// Runs a policy decision. One that walks the trees below a command's directories (path
+/// rules against `grep -r KEY .`) can take tens of milliseconds; on a multi-threaded
+/// runtime the worker hands its other tasks over meanwhile, so one session's `grep -r`
+/// does not stall the others'. Everything else stays inline: the decision is microseconds.
+fn decide_off_the_reactor<T>(facts: &CallFacts, decide: impl FnOnce() -> T) -> T {
+    let walks = facts.paths.iter().any(|p| !p.beneath.is_nothing());
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if walks && multi_thread {
+        tokio::task::block_in_place(decide)
+    } else {
+        decide()
     }
 }

@@ -53,10 +53,14 @@ fn project_deny_rules_apply_before_trust_and_reach_into_bash() {
         "timeout 5 head -1 ./.env",
         "echo $(cat .env)",
         "bash -c 'tail .env'",
+        // Below the directory a search names (decided on the multi-threaded runtime of
+        // `call`, where the walk hands the worker's other tasks over).
+        "grep -r TOKEN .",
     ] {
         let input = serde_json::json!({ "command": cmd }).to_string();
         let (out, v) = call(p.path(), &["Bash", &input]);
         assert_eq!(out.status.code(), Some(2), "{cmd}: {v}");
+        assert_eq!(v["toolgate"]["layer"], "rule", "{cmd}: {v}");
     }
     let (out, _) = call(
         p.path(),

@@ -110,3 +110,78 @@ fn http_only_options_are_refused_without_http() {
         assert!(out.stdout.is_empty(), "{extra:?}");
     }
 }
+
+/// A deny rule against a file below the directory a Bash search names, decided on stdio
+/// `serve`'s single-threaded runtime (the walk runs inline there, never `block_in_place`,
+/// which that runtime does not allow).
+#[test]
+fn denies_a_search_below_a_directory_on_the_single_threaded_runtime() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join(".env"), "KEY=1\n").unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("src/a.txt"), "KEY\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "serve",
+            "--no-audit",
+            "--mode",
+            "bypassPermissions",
+            "--allow-root",
+        ])
+        .args(["--deny", "Read(.env)", "--workspace"])
+        .arg(ws.path())
+        .env_remove("TOOLGATE_LOG")
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("toolgate-tests-no-user-config"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bash = |id: u32, command: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "Bash", "arguments": {"command": command}}})
+    };
+    for m in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pipe-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        bash(2, "grep -r KEY ."),
+        bash(3, "grep -r KEY src"),
+    ] {
+        writeln!(input, "{m}").unwrap();
+    }
+    input.flush().unwrap();
+    // Lines arrive through a thread so that a server that stops answering fails the test
+    // instead of hanging it.
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut replies = Vec::new();
+    while replies.len() < 3 {
+        let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+            let _ = child.kill();
+            panic!("no answer within 30 s; got {replies:?}");
+        };
+        replies.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    drop(input);
+    assert!(child.wait().unwrap().success());
+    let reply = |id: u32| replies.iter().find(|r| r["id"] == id).unwrap().clone();
+    let denied = reply(2);
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert!(denied.to_string().contains(".env"), "{denied}");
+    let allowed = reply(3);
+    assert_eq!(allowed["result"]["isError"], false, "{allowed}");
+    assert!(allowed.to_string().contains("KEY"), "{allowed}");
+}
