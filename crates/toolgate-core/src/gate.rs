@@ -292,7 +292,31 @@ impl Gate {
         cancel: CancellationToken,
     ) -> CallResult {
         let mut flight = Flight::new(&self.shared, &self.session, &call);
-        let result = self.run_pipeline(call, cancel, &mut flight).await;
+        let (call_id, tool) = (call.id.clone(), call.name.clone());
+        // A tool's own panic is caught around its run (`run_tool`); this catches one in any
+        // other stage, so the caller still gets an answer and the record says what happened
+        // instead of "cancelled".
+        let run = std::panic::AssertUnwindSafe(self.run_pipeline(call, cancel, &mut flight))
+            .catch_unwind()
+            .await;
+        let result = run.unwrap_or_else(|panic| {
+            let what = panic_text(&*panic);
+            tracing::error!(%tool, %what, "the call's pipeline panicked");
+            let stage = stage_after(flight.record.stages.last().map(|s| s.stage));
+            let message = format!(
+                "internal error in toolgate while handling `{tool}`: {what}. This is a bug; \
+                 whether the tool ran is not known, so check before retrying."
+            );
+            flight.stage(stage, StageStatus::Fail, None, Some(message.clone()));
+            CallResult {
+                call_id,
+                tool,
+                outcome: Err(CallError::new(ErrorCode::ExecutionFailed, stage, message)),
+                verdict: None,
+                additional_context: Vec::new(),
+                duration_us: flight.started.elapsed().as_micros() as u64,
+            }
+        });
         flight.finish(&result);
         result
     }
@@ -840,16 +864,42 @@ async fn run_tool(
         r = tokio::time::timeout(timeout + TIMEOUT_GRACE, fut) => match r {
             Err(_) => Err(ToolError::Timeout(timeout.as_millis() as u64)),
             Ok(Err(panic)) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                let what = panic_text(&*panic);
                 tracing::error!(tool = %entry.spec().name, %what, "tool panicked");
                 Err(ToolError::Failed(format!("internal error in `{}`: {what}", entry.spec().name)))
             }
             Ok(Ok(r)) => r,
         },
+    }
+}
+
+/// The message a panic carried (`panic!("…")` and `format!`-style payloads).
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// The stage after the last one a call's record shows: where a panic stopped it.
+fn stage_after(last: Option<Stage>) -> Stage {
+    const ORDER: [Stage; 11] = [
+        Stage::Resolve,
+        Stage::Schema,
+        Stage::Validate,
+        Stage::Analyze,
+        Stage::PreHooks,
+        Stage::Decide,
+        Stage::Constrain,
+        Stage::Sandbox,
+        Stage::Execute,
+        Stage::PostHooks,
+        Stage::Shape,
+    ];
+    match last.and_then(|l| ORDER.iter().position(|s| *s == l)) {
+        Some(i) => ORDER.get(i + 1).copied().unwrap_or(Stage::Shape),
+        None => Stage::Resolve,
     }
 }
 

@@ -414,6 +414,36 @@ async fn failures_and_panics_are_execution_failed() {
     );
 }
 
+/// A policy stage with a bug.
+struct PanickingPolicy;
+impl toolgate_core::stages::PolicyStage for PanickingPolicy {
+    fn decide(&self, _request: &toolgate_core::stages::DecisionRequest<'_>) -> Verdict {
+        panic!("policy bug")
+    }
+}
+
+#[tokio::test]
+async fn a_panic_outside_the_tool_is_answered_and_recorded() {
+    let (fx, b) = fixture();
+    let gate = b.policy(Arc::new(PanickingPolicy)).build().unwrap();
+    let r = gate.execute(call("Reader", json!({"text": "x"}))).await;
+    let e = r.error().unwrap();
+    assert_eq!(e.code, ErrorCode::ExecutionFailed);
+    assert_eq!(e.stage, Stage::Decide);
+    assert!(e.message.contains("internal error") && e.message.contains("policy bug"));
+    // The tool never ran, and the one record says where the call stopped and why.
+    assert!(fx.timeline.lock().unwrap().is_empty());
+    let records = fx.audit.records.lock().unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].code, Some(ErrorCode::ExecutionFailed));
+    let last = records[0].stages.last().unwrap();
+    assert_eq!(
+        (last.stage, last.status),
+        (Stage::Decide, StageStatus::Fail)
+    );
+    assert!(last.note.as_deref().unwrap_or("").contains("policy bug"));
+}
+
 #[tokio::test]
 async fn explicit_cancellation_is_recorded() {
     let (fx, b) = fixture();
