@@ -8,6 +8,17 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+/// `cmd` with the test environment (no user settings, no log filter) and piped stdio.
+fn piped(cmd: &mut Command) -> &mut Command {
+    cmd.env_remove("TOOLGATE_LOG")
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("toolgate-tests-no-user-config"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+}
+
 fn session(merge_stderr: bool) -> Vec<Value> {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
@@ -28,16 +39,7 @@ fn session(merge_stderr: bool) -> Vec<Value> {
             .stderr(Stdio::null());
         c
     };
-    let mut child = cmd
-        .env_remove("TOOLGATE_LOG")
-        .env(
-            "XDG_CONFIG_HOME",
-            std::env::temp_dir().join("toolgate-tests-no-user-config"),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = piped(&mut cmd).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let notes = ws.path().join("notes.txt");
     let messages = [
@@ -120,26 +122,18 @@ fn denies_a_search_below_a_directory_on_the_single_threaded_runtime() {
     std::fs::write(ws.path().join(".env"), "KEY=1\n").unwrap();
     std::fs::create_dir(ws.path().join("src")).unwrap();
     std::fs::write(ws.path().join("src/a.txt"), "KEY\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args([
-            "serve",
-            "--no-audit",
-            "--mode",
-            "bypassPermissions",
-            "--allow-root",
-        ])
-        .args(["--deny", "Read(.env)", "--workspace"])
-        .arg(ws.path())
-        .env_remove("TOOLGATE_LOG")
-        .env(
-            "XDG_CONFIG_HOME",
-            std::env::temp_dir().join("toolgate-tests-no-user-config"),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args([
+        "serve",
+        "--no-audit",
+        "--mode",
+        "bypassPermissions",
+        "--allow-root",
+    ])
+    .args(["--deny", "Read(.env)", "--workspace"])
+    .arg(ws.path())
+    .stderr(Stdio::null());
+    let mut child = piped(&mut cmd).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let bash = |id: u32, command: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
