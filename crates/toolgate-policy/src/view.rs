@@ -364,14 +364,11 @@ impl View {
                 // Where symlinks lead, as for a file tool: `ln -s . l` in one call and
                 // `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
                 // out of the workspace needs the rule its target needs.
-                let lexical: Vec<(PathBuf, Access, Beneath, Vec<String>)> = view
-                    .paths
-                    .iter()
-                    .map(|p| (p.path.clone(), p.access, p.beneath, p.beneath_only.clone()))
-                    .collect();
-                for (path, access, beneath, only) in lexical {
-                    if let Some(real) = symlink_target(&path) {
-                        add_path(&mut view.paths, real, access, None, false, (beneath, &only));
+                let lexical = view.paths.clone();
+                for p in lexical {
+                    if let Some(real) = symlink_target(&p.path) {
+                        let reach = (p.beneath, p.beneath_only.as_slice());
+                        add_path(&mut view.paths, real, p.access, None, false, reach);
                     }
                 }
             }

@@ -279,6 +279,15 @@ fn name_limits_of_a_search_narrow_the_walk_and_nothing_else_does() {
         "rg --hidden -g '!*.py' KEY",
         "rg --hidden -g 'src/*.py' KEY",
         "grep -r --exclude=.env KEY .",
+        // grep matches `--include` with fnmatch: classes, negated classes, escapes and
+        // `?` that reach `.env` there must reach it in the model too (or drop the limit).
+        "grep -r --include='.[[:alpha:]]nv' KEY .",
+        "grep -r --include='.[!x]nv' KEY .",
+        "grep -r --include='.[^x]nv' KEY .",
+        "grep -r --include='[.]env' KEY .",
+        "grep -r --include='.e?v' KEY .",
+        "grep -r --include='.\\env' KEY .",
+        "grep -r --include='[.env' --include='.env' KEY .",
     ] {
         let (d, _, reason) = t.verdict(&e, cmd);
         assert_eq!(d, Decision::Deny, "{cmd}: {reason}");

@@ -168,18 +168,24 @@ impl RuleSet {
     /// does; symlinks not followed) only when some rule could reach beneath it; more than
     /// [`MAX_BENEATH_ENTRIES`] entries in all make the call opaque.
     pub(crate) fn expand_beneath(&self, view: &mut View) {
-        let dirs: Vec<(std::path::PathBuf, Access, Beneath, Vec<String>, bool)> = view
+        // Copies: the covered entries are pushed onto `view.paths` while walking.
+        let dirs: Vec<PathEntry> = view
             .paths
             .iter()
             .filter(|p| p.beneath != Beneath::Nothing)
-            .map(|p| {
-                let only = p.beneath_only.clone();
-                (p.path.clone(), p.access, p.beneath, only, p.inside)
-            })
+            .cloned()
             .collect();
         let mut found = 0;
         let mut seen = 0usize;
-        for (dir, access, beneath, only, inside) in dirs {
+        for PathEntry {
+            path: dir,
+            access,
+            inside,
+            beneath,
+            beneath_only: only,
+            ..
+        } in dirs
+        {
             if !self
                 .beneath_indexes(access)
                 .any(|ix| ix.may_reach_beneath(&dir))
