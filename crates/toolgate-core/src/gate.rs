@@ -302,7 +302,12 @@ impl Gate {
         let result = run.unwrap_or_else(|panic| {
             let what = panic_text(&*panic);
             tracing::error!(%tool, %what, "the call's pipeline panicked");
-            let stage = stage_after(flight.record.stages.last().map(|s| s.stage));
+            // Where it stopped: the stage after the last one its record shows.
+            let stage = flight
+                .record
+                .stages
+                .last()
+                .map_or(Stage::Resolve, |s| s.stage.next());
             let message = format!(
                 "internal error in toolgate while handling `{tool}`: {what}. This is a bug; \
                  whether the tool ran is not known, so check before retrying."
@@ -880,27 +885,6 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default()
-}
-
-/// The stage after the last one a call's record shows: where a panic stopped it.
-fn stage_after(last: Option<Stage>) -> Stage {
-    const ORDER: [Stage; 11] = [
-        Stage::Resolve,
-        Stage::Schema,
-        Stage::Validate,
-        Stage::Analyze,
-        Stage::PreHooks,
-        Stage::Decide,
-        Stage::Constrain,
-        Stage::Sandbox,
-        Stage::Execute,
-        Stage::PostHooks,
-        Stage::Shape,
-    ];
-    match last.and_then(|l| ORDER.iter().position(|s| *s == l)) {
-        Some(i) => ORDER.get(i + 1).copied().unwrap_or(Stage::Shape),
-        None => Stage::Resolve,
-    }
 }
 
 fn push_stage(

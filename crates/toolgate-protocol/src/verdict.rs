@@ -65,6 +65,30 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 11] = [
+        Stage::Resolve,
+        Stage::Schema,
+        Stage::Validate,
+        Stage::Analyze,
+        Stage::PreHooks,
+        Stage::Decide,
+        Stage::Constrain,
+        Stage::Sandbox,
+        Stage::Execute,
+        Stage::PostHooks,
+        Stage::Shape,
+    ];
+
+    /// The stage after this one (`Shape`, the last, for itself).
+    pub fn next(self) -> Stage {
+        // `number` is 1-based, so it is the next stage's index.
+        Stage::ALL
+            .get(usize::from(self.number()))
+            .copied()
+            .unwrap_or(Stage::Shape)
+    }
+
     /// The stage's number in DESIGN.md.
     pub fn number(self) -> u8 {
         match self {
@@ -168,5 +192,16 @@ mod tests {
         // The policy's own asks are not answers.
         assert!(!asked.is_awaiting_input());
         assert!(!Verdict::new(Decision::Deny, Layer::User, "no").is_awaiting_input());
+    }
+
+    #[test]
+    fn stages_are_listed_in_pipeline_order_and_step_to_the_next() {
+        for (i, stage) in Stage::ALL.iter().enumerate() {
+            assert_eq!(usize::from(stage.number()), i + 1, "{stage:?}");
+        }
+        assert_eq!(Stage::Resolve.next(), Stage::Schema);
+        assert_eq!(Stage::PreHooks.next(), Stage::Decide);
+        assert_eq!(Stage::PostHooks.next(), Stage::Shape);
+        assert_eq!(Stage::Shape.next(), Stage::Shape);
     }
 }
