@@ -168,15 +168,6 @@ fn glob_matches(pattern: &Path) -> (Vec<PathBuf>, bool) {
     (found, true)
 }
 
-/// The wider of two reaches beneath a directory.
-fn wider(a: Beneath, b: Beneath) -> Beneath {
-    match (a, b) {
-        (Beneath::Everything, _) | (_, Beneath::Everything) => Beneath::Everything,
-        (Beneath::Visible, _) | (_, Beneath::Visible) => Beneath::Visible,
-        _ => Beneath::Nothing,
-    }
-}
-
 /// Where `path` leads when a symlink is on the way (`None` when nothing differs or nothing
 /// resolves). A path that does not exist yet — a file a command creates — resolves through
 /// its parent directory.
@@ -251,7 +242,7 @@ impl View {
                         seen.beneath_only.clear();
                     }
                 }
-                seen.beneath = wider(seen.beneath, beneath);
+                seen.beneath = seen.beneath.max(beneath);
                 return;
             }
             let lexical_inside = inside(&path);

@@ -136,6 +136,28 @@ fn rg_default_walk_skips_hidden_and_ignored_files_as_rg_does() {
 }
 
 #[test]
+fn two_searches_of_one_directory_reach_what_the_wider_one_does() {
+    let t = Tree::new(&["src/.env", "src/a.py"]);
+    let e = t.engine(&deny("Read(.env)"));
+    // `rg` alone skips the hidden file; with `grep -r` after it, in either order, it is read.
+    assert_ne!(
+        t.verdict(&e, "rg KEY src && rg -n KEY src").0,
+        Decision::Deny
+    );
+    for cmd in [
+        "rg KEY src && grep -r KEY src",
+        "grep -r KEY src; rg KEY src",
+    ] {
+        assert_eq!(t.verdict(&e, cmd).0, Decision::Deny, "{cmd}");
+    }
+    // A name limit on one search does not narrow the other.
+    let cmd = "grep -r --include=*.py KEY src; grep -r KEY src";
+    assert_eq!(t.verdict(&e, cmd).0, Decision::Deny, "{cmd}");
+    let cmd = "grep -r --include=*.py KEY src; grep -r --include=*.py KEY src";
+    assert_ne!(t.verdict(&e, cmd).0, Decision::Deny, "{cmd}");
+}
+
+#[test]
 fn recursive_deletes_and_mode_changes_meet_edit_denies_but_not_read_denies() {
     let t = Tree::new(&["build/keep.txt", "build/out.o", "node_modules/x/.env"]);
     let e = t.engine(&deny("Edit(./build/keep.txt)"));

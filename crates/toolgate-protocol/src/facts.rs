@@ -49,18 +49,21 @@ pub struct PathFact {
     pub beneath_only: Vec<String>,
 }
 
-/// How much of the tree below a directory a call touches along with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+/// How much of the tree below a directory a call touches along with it, ordered by reach
+/// (`max` of two uses of one directory is what they touch together).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Beneath {
     /// Only the path itself.
     #[default]
     Nothing,
-    /// Every file and directory below it.
-    Everything,
     /// Everything below it except hidden (dot-named) files and directories and what
     /// `.gitignore`/`.ignore` files exclude, as `rg` and `ag` search by default.
     Visible,
+    /// Every file and directory below it.
+    Everything,
 }
 
 impl Beneath {
