@@ -23,7 +23,6 @@ use toolgate_protocol::{
 };
 
 use crate::engine::PolicyRequest;
-use crate::floor::is_protected;
 use crate::prompt::PolicyPrompter;
 
 /// Blocks in a row after which auto mode falls back to prompting.
@@ -180,7 +179,7 @@ impl BuiltinClassifier {
             if p.access == Access::Read {
                 continue;
             }
-            if p.protected || is_protected(&p.path) {
+            if p.protected || toolgate_protocol::paths::is_protected(&p.path, input.roots, None) {
                 return block(format!("it writes the protected path {}", p.path.display()));
             }
             if !input.roots.iter().any(|r| p.path.starts_with(r)) {

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use toolgate_protocol::{Access, Beneath, Subject};
 
 use crate::engine::PolicyRequest;
-use crate::floor::is_protected;
 use crate::rules::domain::url_host;
 use crate::rules::path::{absolutize, normalize};
 use crate::rules::split::split_command;
@@ -68,9 +67,26 @@ pub(crate) struct View {
     pub opaque: Vec<String>,
     /// `analyzer`, `fallback splitter` or `none`.
     pub shell_facts: &'static str,
+    /// The session's roots and home: what the path-class table judges paths below.
+    pub anchors: Anchors,
     /// The raw text shows an unsafe assignment or a privilege wrapper that the analyzer
     /// normalised away: no allow rule and no read-only shortcut applies.
     pub allow_blocked: Option<String>,
+}
+
+/// The roots and home directory a path's class is judged below (see
+/// `toolgate_protocol::paths`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Anchors {
+    pub roots: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+impl Anchors {
+    /// Whether `path` is protected in this session.
+    pub fn protected(&self, path: &Path) -> bool {
+        toolgate_protocol::paths::is_protected(path, &self.roots, self.home.as_deref())
+    }
 }
 
 /// Paths that are writable by everyone and hold nothing: redirects to them are not writes.
@@ -206,8 +222,13 @@ impl View {
             hosts: Vec::new(),
             opaque: Vec::new(),
             shell_facts: "none",
+            anchors: Anchors {
+                roots: req.roots.iter().map(|r| r.to_path_buf()).collect(),
+                home: home.map(Path::to_path_buf),
+            },
             allow_blocked: None,
         };
+        let anchors = view.anchors.clone();
         let inside = |p: &Path| req.roots.iter().any(|r| p.starts_with(r));
         let add_path = |paths: &mut Vec<PathEntry>,
                         path: PathBuf,
@@ -248,7 +269,7 @@ impl View {
             let lexical_inside = inside(&path);
             let entry = PathEntry {
                 inside: lexical_inside && fact_inside.unwrap_or(true),
-                protected: fact_protected || is_protected(&path),
+                protected: fact_protected || anchors.protected(&path),
                 path,
                 access,
                 beneath,
@@ -433,7 +454,9 @@ impl View {
                 path: normalize(path),
                 access,
                 inside: true,
-                protected: is_protected(path),
+                // Only the rules read this view (`Engine::path_rule`); with no session at
+                // hand the table matches anywhere, the conservative reading.
+                protected: Anchors::default().protected(path),
                 beneath: Beneath::Nothing,
                 beneath_only: Vec::new(),
                 below: None,
@@ -441,6 +464,7 @@ impl View {
             hosts: Vec::new(),
             opaque: Vec::new(),
             shell_facts: "none",
+            anchors: Anchors::default(),
             allow_blocked: None,
         }
     }

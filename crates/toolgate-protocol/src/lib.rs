@@ -29,6 +29,7 @@ mod error;
 mod facts;
 mod mode;
 mod output;
+pub mod paths;
 mod result;
 mod spec;
 mod verdict;

@@ -63,10 +63,10 @@ pub use helper::helper_main;
 pub use helper::init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT};
 pub use plan::{HELPER_ARG, HELPER_BIN, Plan, Prepared, command, helper_exe, prepare};
 pub use policy::{
-    COMMONDIR_PLACEHOLDER, DEFAULT_ENV_ALLOW, DEFAULT_HOME_READ_DENY, DEFAULT_MAX_PROCESSES,
-    DEFAULT_PROTECTED, DEFAULT_PROXY_PORT, DEFAULT_ROOT_READ_DENY, DEFAULT_TMP_SIZE_BYTES,
-    EnvPolicy, FsMode, FsPolicy, Limits, NetworkMode, NetworkPolicy, ProtectedName, SandboxPolicy,
-    WhenMissing, default_protected,
+    COMMONDIR_PLACEHOLDER, DEFAULT_ENV_ALLOW, DEFAULT_MAX_PROCESSES, DEFAULT_PROXY_PORT,
+    DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FsMode, FsPolicy, Limits, NetworkMode, NetworkPolicy,
+    ProtectedName, SandboxPolicy, WhenMissing, default_home_read_deny, default_protected,
+    default_root_read_deny,
 };
 pub use probe::{
     DISABLE_ENV, Layer, LayerStatus, PROBE_CACHE_ENV, Probe, Tier, disabled_from_env, probe,

@@ -8,33 +8,44 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use toolgate_protocol::paths::{self, InRoom, Pattern};
 
 use crate::probe::Layer;
 
-/// Paths under `$HOME` that are unreadable inside the sandbox by default (credentials).
-pub const DEFAULT_HOME_READ_DENY: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".azure",
-    ".config/gh",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials.toml",
-];
+/// Paths under `$HOME` that are unreadable inside the sandbox by default: the secret
+/// entries of the path-class table (`toolgate_protocol::paths`) marked
+/// [`InRoom::HiddenInHome`], as paths relative to home.
+pub fn default_home_read_deny() -> Vec<&'static str> {
+    paths::room_entries()
+        .filter(|e| e.room == InRoom::HiddenInHome)
+        .filter_map(|e| match e.pattern {
+            Pattern::Dir(name) | Pattern::File(name) | Pattern::Home(name) => Some(name),
+            Pattern::Glob(_) | Pattern::Abs(_) => None,
+        })
+        .fold(Vec::new(), |mut out, name| {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+            out
+        })
+}
 
-/// Pattern (last path component) of files unreadable at the top of every writable root.
-pub const DEFAULT_ROOT_READ_DENY: &[&str] = &[".env*"];
+/// Name patterns (last path component, `*` globs) unreadable at the top of every writable
+/// root: the table's entries marked [`InRoom::HiddenAtRootTop`] (dotenv files).
+pub fn default_root_read_deny() -> Vec<&'static str> {
+    paths::room_entries()
+        .filter(|e| e.room == InRoom::HiddenAtRootTop)
+        .filter_map(|e| match e.pattern {
+            Pattern::Glob(name) | Pattern::File(name) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
 
 /// The content of a `.git/commondir` placeholder (see [`WhenMissing::PlaceholderCommonDir`]).
 pub const COMMONDIR_PLACEHOLDER: &[u8] = b".\n";
 
-/// How an entry of [`DEFAULT_PROTECTED`] is protected when it does not exist yet.
+/// How an entry of [`default_protected`] is protected when it does not exist yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WhenMissing {
@@ -62,47 +73,44 @@ pub struct ProtectedName {
     pub when_missing: WhenMissing,
 }
 
-/// Write-protected carve-outs inside writable roots: `(relative path, when missing)`.
+/// Write-protected carve-outs inside writable roots: the path-class table's protected
+/// entries, as `(relative path, when missing)`.
 ///
 /// Existing entries become read-only bind mounts. Missing ones with a placeholder policy get an
 /// empty placeholder on the host, mounted read-only inside and removed after the run when no
 /// other sandbox of the user still runs (`placeholders.rs`). When `.git` is missing, the
 /// placeholder of every `.git/*` entry is `.git` itself, their first missing component; a
 /// `.git` file is made read-only.
-pub const DEFAULT_PROTECTED: &[(&str, WhenMissing)] = &[
-    (".git/hooks", WhenMissing::PlaceholderDir),
-    (".git/config", WhenMissing::PlaceholderFile),
-    // Read by git only with `extensions.worktreeConfig`, then as trusted as `config`.
-    (".git/config.worktree", WhenMissing::PlaceholderFile),
-    // A `commondir` file moves `config` and `hooks` to the directory it names: one the
-    // command could fill (checked: `core.fsmonitor` there runs at the next `git status`).
-    (".git/commondir", WhenMissing::PlaceholderCommonDir),
-    (".git/info", WhenMissing::Skip),
-    (".toolgate", WhenMissing::PlaceholderDir),
-    (".claude", WhenMissing::PlaceholderDir),
-    (".mcp.json", WhenMissing::PlaceholderFile),
-    (".codex", WhenMissing::Skip),
-    (".agents", WhenMissing::Skip),
-    (".vscode", WhenMissing::PlaceholderDir),
-    (".idea", WhenMissing::Skip),
-    (".husky", WhenMissing::Skip),
-    (".devcontainer", WhenMissing::Skip),
-    (".gitmodules", WhenMissing::Skip),
-    (".gitconfig", WhenMissing::Skip),
-    (".envrc", WhenMissing::Skip),
-    (".pre-commit-config.yaml", WhenMissing::Skip),
-    (".bashrc", WhenMissing::Skip),
-    (".bash_profile", WhenMissing::Skip),
-    (".bash_login", WhenMissing::Skip),
-    (".bash_logout", WhenMissing::Skip),
-    (".bash_aliases", WhenMissing::Skip),
-    (".profile", WhenMissing::Skip),
-    (".zshrc", WhenMissing::Skip),
-    (".zprofile", WhenMissing::Skip),
-    (".zshenv", WhenMissing::Skip),
-    (".zlogin", WhenMissing::Skip),
-    (".ripgreprc", WhenMissing::Skip),
-];
+fn protected_in_room() -> Vec<(String, WhenMissing)> {
+    let mut out: Vec<(String, WhenMissing)> = Vec::new();
+    for e in paths::room_entries() {
+        let name = match e.pattern {
+            Pattern::Dir(name) | Pattern::File(name) => name,
+            _ => continue,
+        };
+        match e.room {
+            InRoom::ReadOnly(missing) => out.push((name.to_owned(), missing.into())),
+            InRoom::ReadOnlyParts(parts) => out.extend(
+                parts
+                    .iter()
+                    .map(|(part, missing)| (format!("{name}/{part}"), (*missing).into())),
+            ),
+            InRoom::Nothing | InRoom::HiddenInHome | InRoom::HiddenAtRootTop => {}
+        }
+    }
+    out
+}
+
+impl From<paths::WhenMissing> for WhenMissing {
+    fn from(w: paths::WhenMissing) -> Self {
+        match w {
+            paths::WhenMissing::PlaceholderDir => WhenMissing::PlaceholderDir,
+            paths::WhenMissing::PlaceholderFile => WhenMissing::PlaceholderFile,
+            paths::WhenMissing::PlaceholderCommonDir => WhenMissing::PlaceholderCommonDir,
+            paths::WhenMissing::Skip => WhenMissing::Skip,
+        }
+    }
+}
 
 /// Environment variables passed into the sandbox by default (trailing `*` = prefix).
 pub const DEFAULT_ENV_ALLOW: &[&str] = &[
@@ -176,7 +184,7 @@ pub struct FsPolicy {
     /// Writable roots (absolute): workspace, additional directories, `allowWrite` paths.
     /// The first entry is the workspace. Ignored in [`FsMode::ReadOnly`].
     pub writable_roots: Vec<PathBuf>,
-    /// Roots that get the [`DEFAULT_PROTECTED`] carve-outs and the [`DEFAULT_ROOT_READ_DENY`]
+    /// Roots that get the [`default_protected`] carve-outs and the [`default_root_read_deny`]
     /// masks (workspace and additional directories).
     pub project_roots: Vec<PathBuf>,
     /// Mount a private tmpfs on `/tmp` (writable, discarded afterwards).
@@ -187,7 +195,7 @@ pub struct FsPolicy {
     pub read_allowed: Vec<PathBuf>,
     /// Read-only carve-outs inside writable roots (absolute; `denyWrite`).
     pub write_denied: Vec<PathBuf>,
-    /// Names protected inside each project root; defaults to [`DEFAULT_PROTECTED`].
+    /// Names protected inside each project root; defaults to [`default_protected`].
     pub protected: Vec<ProtectedName>,
 }
 
@@ -333,14 +341,11 @@ impl Default for SandboxPolicy {
     }
 }
 
-/// [`DEFAULT_PROTECTED`] as data.
+/// The write-protected names of every project root in the room, from the path-class table.
 pub fn default_protected() -> Vec<ProtectedName> {
-    DEFAULT_PROTECTED
-        .iter()
-        .map(|(path, when_missing)| ProtectedName {
-            path: (*path).to_owned(),
-            when_missing: *when_missing,
-        })
+    protected_in_room()
+        .into_iter()
+        .map(|(path, when_missing)| ProtectedName { path, when_missing })
         .collect()
 }
 
@@ -358,7 +363,7 @@ impl SandboxPolicy {
             .project_roots
             .push(workspace.to_path_buf());
         if let Some(home) = home {
-            for rel in DEFAULT_HOME_READ_DENY {
+            for rel in default_home_read_deny() {
                 policy.filesystem.read_denied.push(home.join(rel));
             }
         }
@@ -366,9 +371,9 @@ impl SandboxPolicy {
         policy
     }
 
-    /// Adds the [`DEFAULT_ROOT_READ_DENY`] patterns under `root`.
+    /// Adds the [`default_root_read_deny`] patterns under `root`.
     pub(crate) fn add_root_read_denies(&mut self, root: &Path) {
-        for pat in DEFAULT_ROOT_READ_DENY {
+        for pat in default_root_read_deny() {
             push_unique(&mut self.filesystem.read_denied, root.join(pat));
         }
     }
@@ -440,7 +445,12 @@ mod tests {
         assert!(
             back.filesystem
                 .read_denied
-                .contains(&PathBuf::from("/w/.env*"))
+                .contains(&PathBuf::from("/w/.env"))
+        );
+        assert!(
+            back.filesystem
+                .read_denied
+                .contains(&PathBuf::from("/w/.env.*"))
         );
     }
 }

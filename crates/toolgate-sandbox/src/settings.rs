@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::SandboxError;
-use crate::policy::{DEFAULT_HOME_READ_DENY, FsMode, NetworkMode, SandboxPolicy, push_unique};
+use crate::policy::{FsMode, NetworkMode, SandboxPolicy, default_home_read_deny, push_unique};
 use crate::probe::Layer;
 
 /// Where relative paths in settings and rules resolve.
@@ -304,8 +304,8 @@ impl SandboxPolicy {
     }
 
     /// The default `$HOME` credential paths this policy hides (for docs and status).
-    pub fn default_home_denies() -> &'static [&'static str] {
-        DEFAULT_HOME_READ_DENY
+    pub fn default_home_denies() -> Vec<&'static str> {
+        default_home_read_deny()
     }
 }
 

@@ -89,10 +89,7 @@ mod words;
 use toolgate_protocol::{Access, Beneath, Finding, PathFact, Risk};
 
 pub use limits::Limits;
-pub use paths::{
-    PROTECTED_PATHS, PathPattern, SECRET_PATHS, is_critical_path, is_protected_path,
-    normalize as normalize_path,
-};
+pub use paths::{is_critical_path, normalize as normalize_path};
 pub use types::{Analysis, CdTarget, Context, Origin, Redirect, ServerMatch, SimpleCommand};
 
 use crate::walk::Walker;

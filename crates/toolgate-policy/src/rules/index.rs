@@ -242,7 +242,7 @@ impl RuleSet {
                         // A link's target outside the directory is not known to be inside
                         // the roots.
                         inside: inside && covered.starts_with(&dir),
-                        protected: crate::floor::is_protected(covered),
+                        protected: view.anchors.protected(covered),
                         beneath: Beneath::Nothing,
                         beneath_only: Vec::new(),
                         below: Some(dir.clone()),

@@ -78,12 +78,18 @@ impl Effects {
             resolve_word(word, rec.cwd.as_deref(), ctx.home.as_deref())
         };
         let (inside, protected, secret, personal) = match &path {
-            Some(p) => (
-                crate::paths::inside_roots(p, &ctx.roots, &ctx.cwd),
-                crate::paths::protected_kind(p),
-                crate::paths::secret_kind(p),
-                crate::paths::personal_kind(p, ctx.home.as_deref()),
-            ),
+            Some(p) => {
+                let classes = crate::paths::classes(p, ctx);
+                let kind = |e: Option<&'static toolgate_protocol::paths::PathClassEntry>| {
+                    e.map(|e| e.kind)
+                };
+                (
+                    crate::paths::inside_roots(p, &ctx.roots, &ctx.cwd),
+                    kind(classes.protected),
+                    kind(classes.secret),
+                    kind(classes.personal),
+                )
+            }
             None => (false, None, None, None),
         };
         self.paths.push(PathUse {

@@ -8,7 +8,7 @@ use toolgate_protocol::{Access, Risk};
 use super::effects::PathUse;
 use super::{Rule, View};
 use crate::paths::{
-    is_critical_path, is_disk_device, is_harmless_device, is_system_path, is_temp_path, secret_kind,
+    is_critical_path, is_disk_device, is_harmless_device, is_system_path, is_temp_path,
 };
 
 fn tmpdir(v: &View<'_>) -> Option<std::path::PathBuf> {
@@ -300,11 +300,23 @@ fn personal_read(v: &View<'_>) -> Option<String> {
 fn secret_read(v: &View<'_>) -> Option<String> {
     v.fx.paths
         .iter()
-        .filter(|u| u.access == Access::Read)
+        .filter(|u| u.access == Access::Read && reads_secret(u, v.ctx))
         .find_map(|u| {
             let p = u.path.as_ref()?;
             u.secret.map(|k| format!("reads {} ({k})", p.display()))
         })
+}
+
+/// Whether a use of a secret path reaches what the secret holds: anything below a credentials
+/// directory, or the directory itself read recursively. Naming the directory alone (`ls
+/// ~/.aws`) lists names, not credentials.
+fn reads_secret(u: &super::effects::PathUse, ctx: &crate::Context) -> bool {
+    let Some(p) = u.path.as_deref() else {
+        return false;
+    };
+    crate::paths::classes(p, ctx)
+        .secret
+        .is_some_and(|e| u.recursive || !e.is_the_directory(p, ctx.home.as_deref()))
 }
 
 /// Words that show a secret or an environment dump inside a substitution.
@@ -338,7 +350,7 @@ fn exfil(v: &View<'_>) -> Option<String> {
     if let Some(u) =
         v.fx.paths
             .iter()
-            .find(|u| u.upload && u.path.as_deref().and_then(secret_kind).is_some())
+            .find(|u| u.upload && reads_secret(u, v.ctx))
     {
         return Some(format!("sends {} over the network", u.word));
     }
@@ -366,9 +378,11 @@ fn exfil(v: &View<'_>) -> Option<String> {
                 ));
             }
             let fx = super::effects::effects(r, v.ctx);
-            if let Some(u) = fx.paths.iter().find(|u| {
-                u.access == Access::Read && u.path.as_deref().and_then(secret_kind).is_some()
-            }) {
+            if let Some(u) = fx
+                .paths
+                .iter()
+                .find(|u| u.access == Access::Read && reads_secret(u, v.ctx))
+            {
                 return Some(format!("sends {} over the network", u.word));
             }
         }

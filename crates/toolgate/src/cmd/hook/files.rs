@@ -1,8 +1,8 @@
 //! The file tools in `toolgate hook`: which path a call touches and how, and toolgate's
 //! built-in checks on it.
 //!
-//! The lists are the shell analyzer's ([`toolgate_shell::PROTECTED_PATHS`],
-//! [`toolgate_shell::SECRET_PATHS`]), so `Write .bashrc` and `echo x >> .bashrc`, or
+//! The classes come from the one path-class table ([`toolgate_protocol::paths`]) that the
+//! shell analyzer reads too, so `Write .bashrc` and `echo x >> .bashrc`, or
 //! `Read ~/.ssh/id_rsa` and `cat ~/.ssh/id_rsa`, get the same answer:
 //!
 //! - a write to a protected path asks (Claude Code's own rule, reference §6), except in
@@ -15,8 +15,8 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
+use toolgate_protocol::paths::{Class, PathClassEntry, classify};
 use toolgate_protocol::{Decision, PermissionMode, Subject};
-use toolgate_shell::{PROTECTED_PATHS, PathPattern, SECRET_PATHS};
 
 use super::{Answer, Place, absolute, with_target};
 
@@ -45,6 +45,11 @@ pub(super) struct FileCall {
     writes: bool,
     /// The path, absolute, and where its symlinks lead.
     paths: Vec<PathBuf>,
+    /// The project root and home the path classes are judged below.
+    anchors: (PathBuf, Option<PathBuf>),
+    /// Whether the tool reads what the files below its path hold (Grep does; Glob and LS
+    /// only list names).
+    reads_below: bool,
 }
 
 impl FileCall {
@@ -76,6 +81,8 @@ impl FileCall {
             field,
             writes,
             paths: with_target(absolute(&raw, place)),
+            anchors: (place.project.clone(), place.home.clone()),
+            reads_below: tool == "Grep",
         }))
     }
 
@@ -93,7 +100,7 @@ impl FileCall {
             if mode == PermissionMode::BypassPermissions {
                 return None;
             }
-            let (path, hit) = self.first_match(PROTECTED_PATHS)?;
+            let (path, hit) = self.first_match(Class::Protected)?;
             return Some((
                 Decision::Ask,
                 format!(
@@ -103,7 +110,9 @@ impl FileCall {
                 ),
             ));
         }
-        let (path, hit) = self.first_match(SECRET_PATHS)?;
+        let (path, hit) = self.first_match(Class::Secret).filter(|(p, e)| {
+            !e.is_the_directory(p, self.anchors.1.as_deref()) || self.reads_below
+        })?;
         Some((
             Decision::Ask,
             format!(
@@ -114,13 +123,13 @@ impl FileCall {
         ))
     }
 
-    fn first_match(
-        &self,
-        list: &'static [PathPattern],
-    ) -> Option<(&PathBuf, &'static PathPattern)> {
-        self.paths
-            .iter()
-            .find_map(|p| list.iter().find(|e| e.matches(p)).map(|e| (p, e)))
+    fn first_match(&self, class: Class) -> Option<(&PathBuf, &'static PathClassEntry)> {
+        let (root, home) = &self.anchors;
+        self.paths.iter().find_map(|p| {
+            classify(p, std::slice::from_ref(root), home.as_deref())
+                .get(class)
+                .map(|e| (p, e))
+        })
     }
 }
 
