@@ -19,7 +19,7 @@ use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
 use crate::stages::{
     AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest, HookStage, NoAudit,
-    NoConstraints, NoHooks, PolicyStage, Prompter, RiskFloor,
+    NoConstraints, NoHooks, NoPolicy, PolicyStage, Prompter,
 };
 use crate::tool::{Prepared, ToolContext, ToolError};
 
@@ -102,7 +102,7 @@ impl Default for GateBuilder {
             registry: None,
             view: ViewOptions::default(),
             session: SessionOptions::default(),
-            policy: Arc::new(RiskFloor),
+            policy: Arc::new(NoPolicy),
             prompter: Arc::new(DenyPrompter),
             hooks: Arc::new(NoHooks),
             constraints: Arc::new(NoConstraints),

@@ -12,7 +12,7 @@ use toolgate_protocol::{CallError, Decision, ErrorCode, HookRecord, Layer, ToolO
 use crate::aggregate::{EventOutcome, aggregate};
 use crate::config::{Handler, HandlerKind, HookConfig, HookEvent};
 use crate::error::HookError;
-use crate::matcher::{IfMatcher, SimpleIfMatcher};
+use crate::matcher::{IfMatcher, RunAlways};
 use crate::protocol::{
     HookDecision, HookResult, HookStatus, MAX_STRING_CHARS, interpret, text_output,
 };
@@ -47,12 +47,13 @@ impl std::fmt::Debug for HookEngine {
 }
 
 impl HookEngine {
-    /// An engine for `config`, with the built-in [`SimpleIfMatcher`].
+    /// An engine for `config`; `if` rules are not interpreted until a matcher is plugged in
+    /// ([`RunAlways`]).
     pub fn new(config: HookConfig, env: HookEnv) -> Self {
         HookEngine {
             config: Arc::new(config),
             env: Arc::new(env),
-            if_matcher: Arc::new(SimpleIfMatcher),
+            if_matcher: Arc::new(RunAlways),
             http: Arc::new(HttpClient::default()),
         }
     }

@@ -92,6 +92,7 @@ impl Client {
             .build()
             .unwrap();
         let gate = Gate::builder()
+            .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
             .workspace(dir.path())
             .registry(registry)
             .view(ViewOptions {

@@ -402,6 +402,29 @@ impl Engine {
         crate::approvals::suggest(req, &view, &cover)
     }
 
+    /// The allow rules that match every subcommand of a Bash call the analyzer fully
+    /// understood, when each one is matched: `None` when a subcommand is unmatched, carries
+    /// a wrapper (`sudo`, `xargs`, …) or a leading `NAME=value`, or the call is opaque. The
+    /// one Bash matcher behind `sandbox.excludedCommands` (see [`crate::CommandPatterns`]).
+    pub fn covering_allow_rules(&self, req: &PolicyRequest<'_>) -> Option<Vec<String>> {
+        let facts = req.facts;
+        if facts.opaque
+            || facts.commands.is_empty()
+            || facts
+                .commands
+                .iter()
+                .any(|c| !c.wrappers.is_empty() || !c.env.is_empty() || c.argv.is_empty())
+        {
+            return None;
+        }
+        let view = View::build(req, self.home.as_deref());
+        if view.shell_facts != "analyzer" || !view.opaque.is_empty() {
+            return None;
+        }
+        crate::rules::index::bash_cover(&self.rules, &view)
+            .map(|rules| rules.iter().map(|r| r.text.clone()).collect())
+    }
+
     /// The guard message when bypass mode meets root outside a sandbox.
     pub fn root_guard(&self) -> Option<&'static str> {
         self.guard.blocks().then_some(ROOT_GUARD_REASON)

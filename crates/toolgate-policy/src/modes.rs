@@ -123,6 +123,9 @@ pub(crate) fn mode_step(req: &PolicyRequest<'_>, view: &View, guard: RootGuard) 
     }
     let edits_ok = matches!(mode, PermissionMode::AcceptEdits | PermissionMode::Auto);
     match view.family {
+        // Credentials are read with a person's approval or an allow rule, never by a mode:
+        // `cat .env` and `Read .env` get the same answer.
+        Family::Read if view.secret_read().is_some() => ModeStep::Continue,
         Family::Read => match reads_inside(view) {
             Ok(()) => ModeStep::Allow("reads inside the workspace run without asking".into()),
             Err(_) => ModeStep::Continue,

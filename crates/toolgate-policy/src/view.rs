@@ -87,6 +87,21 @@ impl Anchors {
     pub fn protected(&self, path: &Path) -> bool {
         toolgate_protocol::paths::is_protected(path, &self.roots, self.home.as_deref())
     }
+
+    /// The kind of credentials reading `entry` reaches: a path below a secret entry, or the
+    /// secret directory itself read with what lies beneath it (`grep -r KEY ~/.ssh`). Naming
+    /// the directory alone lists names (`ls ~/.aws`).
+    pub fn secret(&self, entry: &PathEntry) -> Option<&'static str> {
+        if entry.access != Access::Read {
+            return None;
+        }
+        let secret =
+            toolgate_protocol::paths::classify(&entry.path, &self.roots, self.home.as_deref())
+                .secret?;
+        let whole_dir = entry.beneath != Beneath::Nothing;
+        (whole_dir || !secret.is_the_directory(&entry.path, self.home.as_deref()))
+            .then_some(secret.kind)
+    }
 }
 
 /// Paths that are writable by everyone and hold nothing: redirects to them are not writes.
@@ -239,8 +254,9 @@ impl View {
             if NULL_SINKS.iter().any(|s| Path::new(s) == path) {
                 return;
             }
-            // Only a directory has anything beneath it (`cp -r file dst` copies one file).
-            let beneath = if beneath != Beneath::Nothing && path.is_dir() {
+            // Only a directory has anything beneath it (`cp -r file dst` copies one file); a
+            // path that does not exist yet may still be one when the call runs.
+            let beneath = if beneath != Beneath::Nothing && (path.is_dir() || !path.exists()) {
                 beneath
             } else {
                 Beneath::Nothing
@@ -467,6 +483,13 @@ impl View {
             anchors: Anchors::default(),
             allow_blocked: None,
         }
+    }
+
+    /// The first path whose reading reaches credentials, with their kind.
+    pub(crate) fn secret_read(&self) -> Option<(&PathEntry, &'static str)> {
+        self.paths
+            .iter()
+            .find_map(|p| self.anchors.secret(p).map(|kind| (p, kind)))
     }
 
     /// Paths written or deleted.

@@ -54,6 +54,7 @@ mod policy;
 mod probe;
 mod proxy;
 mod settings;
+mod stage;
 mod sys;
 mod timing;
 
@@ -76,4 +77,5 @@ pub use proxy::{
     encode_tag,
 };
 pub use settings::{PolicyContext, normalize};
+pub use stage::{Excluder, LinuxSandbox, network_record};
 pub use timing::TIMING_ENV;

@@ -35,6 +35,10 @@ fn main() -> ExitCode {
     }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if is_hook_call(&e) => {
+            let args: Vec<String> = std::env::args().collect();
+            return cmd::hook::refuse_bad_arguments(&args, &e.to_string());
+        }
         Err(e) => {
             let code = match e.kind() {
                 clap::error::ErrorKind::DisplayHelp
@@ -49,6 +53,24 @@ fn main() -> ExitCode {
     };
     init_logging(cli.verbose);
     cmd::run(cli)
+}
+
+/// Whether a command-line error is in the arguments of `toolgate hook` itself (not `hook
+/// install`, not `--help`): Claude Code reads any exit but 2 as "no opinion", so those must
+/// refuse the call instead of exiting 64.
+fn is_hook_call(e: &clap::Error) -> bool {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut words = args.iter().filter(|a| !a.starts_with('-'));
+    !informational
+        && words.next().is_some_and(|w| w == "hook")
+        && words.next().is_none_or(|w| w != "install")
 }
 
 fn init_logging(verbose: u8) {

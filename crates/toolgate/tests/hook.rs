@@ -306,17 +306,34 @@ fn file_tools_protected_writes_and_secret_reads_ask() {
     std::fs::write(home.join(".ssh/id_ed25519"), "k").unwrap();
     std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), project.join("notes.txt")).unwrap();
     assert_eq!(run("Read", json!({"file_path": p("notes.txt")}), d), ask);
-    // bypassPermissions skips the protected-path prompt, as in Claude Code; secrets still ask.
-    let bypass = "bypassPermissions";
+    // bypassPermissions skips the risk floor's prompts, as the gate does (only ask rules and
+    // the catastrophic floor still hold); as root that takes --allow-root, as in the gate.
+    let bypass = |tool: &str, input: Value| {
+        decision(&hook_in(
+            home,
+            &["--allow-root"],
+            &tool_event("PreToolUse", tool, input, &project, "bypassPermissions"),
+        ))
+    };
     assert_eq!(
-        run(
+        bypass(
             "Write",
-            json!({"file_path": p(".git/config"), "content": "x"}),
-            bypass
+            json!({"file_path": p(".git/config"), "content": "x"})
         ),
         none
     );
-    assert_eq!(run("Read", json!({"file_path": p(".env")}), bypass), ask);
+    assert_eq!(bypass("Read", json!({"file_path": p(".env")})), none);
+    let as_root = run(
+        "Write",
+        json!({"file_path": p(".git/config"), "content": "x"}),
+        "bypassPermissions",
+    );
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert_eq!(as_root.0.as_deref(), Some("deny"), "the root guard holds");
+    } else {
+        assert_eq!(as_root, none);
+    }
     // dontAsk refuses what would ask.
     assert_eq!(
         run("Read", json!({"file_path": p(".env")}), "dontAsk"),

@@ -33,6 +33,13 @@ pub trait PolicyPrompter: Send + Sync {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict;
 }
 
+#[async_trait]
+impl<P: PolicyPrompter + ?Sized> PolicyPrompter for Arc<P> {
+    async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
+        (**self).ask(req, verdict).await
+    }
+}
+
 /// Denies every ask: the right answer with nobody to ask (CI, pipes, `dontAsk`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DenyAllPrompter;

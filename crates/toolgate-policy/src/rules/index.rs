@@ -579,6 +579,29 @@ pub(crate) fn allow_cover<'r>(
     cover
 }
 
+/// The Bash allow rules of `set` that match each subcommand of `view`, when every one is
+/// matched (read-only commands are not exempt, and a subcommand no allow rule may apply to
+/// fails the whole): what `sandbox.excludedCommands` patterns need, with the allow rules'
+/// own semantics.
+pub(crate) fn bash_cover<'r>(set: &'r RuleSet, view: &View) -> Option<Vec<&'r Rule>> {
+    if view.family != Family::Bash || view.subs.is_empty() {
+        return None;
+    }
+    let mut used = Vec::new();
+    for sub in &view.subs {
+        if sub.allow_blocked.is_some() {
+            return None;
+        }
+        let rule = set.rules.iter().find(|r| {
+            r.kind == RuleKind::Allow
+                && matches!(r.tool, ToolPat::Name(ref n) if n == "Bash")
+                && bash_allow(r, sub)
+        })?;
+        push_used(&mut used, rule);
+    }
+    Some(used)
+}
+
 fn push_used<'r>(used: &mut Vec<&'r Rule>, r: &'r Rule) {
     if !used.iter().any(|u| std::ptr::eq(*u, r)) {
         used.push(r);

@@ -191,7 +191,7 @@ impl Profiles {
                 .cloned()
                 .collect()
         };
-        let base = setup::gate(&args.session, Some(&args.audit), setup::Prompting::Mcp)?.gate;
+        let base = setup::gate(&args.session, Some(&args.audit), setup::mcp_prompting())?.gate;
         Ok(Self {
             session: args.session.clone(),
             audit: args.audit.clone(),
@@ -214,7 +214,7 @@ impl Profiles {
         }
         let mut session = self.session.clone();
         session.policy.profile = Some(name.to_owned());
-        let gate = setup::gate(&session, Some(&self.audit), setup::Prompting::Mcp)
+        let gate = setup::gate(&session, Some(&self.audit), setup::mcp_prompting())
             .map_err(|e| SessionError(format!("profile {name}: {e}")))?
             .gate;
         tracing::info!(profile = name, "MCP client runs as the profile of its name");

@@ -30,12 +30,7 @@ pub fn run(args: ToolsArgs) -> ExitCode {
             path.display()
         );
     }
-    let mut options = setup::view_options(&args.session, loaded.mode);
-    for entry in registry.entries() {
-        if loaded.engine.removes_tool(&entry.spec().name).is_some() {
-            options.deny.push(entry.spec().name.clone());
-        }
-    }
+    let options = setup::view_options(&args.session, loaded.mode, &registry, &loaded.engine);
     let view = match registry.view(&options) {
         Ok(v) => v,
         Err(e) => return usage_error("tools", e),

@@ -1,0 +1,426 @@
+//! toolgate-setup: settings in, a ready [`Gate`] out.
+//!
+//! Every front door — `toolgate exec`/`call`/`check`, `toolgate serve`, `toolgate hook` and
+//! a Rust agent that embeds the gate — builds its gate here, so they all enforce the same
+//! compiled policy: the settings sources merged with their trust rules, the permission engine
+//! and its risk floor, the user's hooks (whose `if` rules the engine matches), constraints,
+//! the sandbox (whose masks and `excludedCommands` come from the same engine), prompts and
+//! the audit log.
+//!
+//! ```no_run
+//! use toolgate_setup::Setup;
+//! use toolgate_protocol::{ToolCall, wire};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut setup = Setup::new("/path/to/project");
+//! setup.settings.allow.push("Bash(npm test)".into());
+//! setup.audit = Some(toolgate_setup::AuditChoice::default());
+//! let built = setup.build()?;
+//! let gate = built.gate;
+//!
+//! // The definitions to send to the model, then every tool_use block through the gate.
+//! let tools = gate.view().definitions(wire::Format::Anthropic);
+//! let call = ToolCall::new("toolu_1", "Read", serde_json::json!({"file_path": "README.md"}));
+//! let result = gate.execute(call).await;
+//! let block = wire::result(&result, wire::Format::Anthropic);
+//! # let _ = (tools, block);
+//! # Ok(()) }
+//! ```
+//!
+//! [`Setup::load`] stops after the settings: the merged [`Settings`], the profile, the mode
+//! and the compiled [`Engine`] (what `toolgate config` and `toolgate hook` need).
+#![deny(missing_docs)]
+
+mod if_matcher;
+mod prompting;
+mod sandbox;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use thiserror::Error;
+use toolgate_audit::FsyncPolicy;
+use toolgate_core::registry::RegistryError;
+use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions};
+use toolgate_hooks::{DisableHooks, HookConfig, HookEngine, HookEnv, HookSource};
+use toolgate_policy::settings::{self, LoadOptions, Settings, SourceKind};
+use toolgate_policy::{
+    Engine, EngineConstraints, EnginePolicy, EnginePrompter, JsonLinesSource, PolicyError, Profile,
+};
+use toolgate_protocol::PermissionMode;
+
+pub use if_matcher::PolicyIfMatcher;
+pub use prompting::{Prompting, WrapPrompter};
+
+/// A setup problem: bad options, broken settings or an unusable workspace. Nothing ran.
+#[derive(Debug, Error)]
+pub enum SetupError {
+    /// Unknown mode name.
+    #[error(transparent)]
+    Mode(#[from] toolgate_protocol::UnknownMode),
+    /// Settings could not be loaded or compiled.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The sandbox settings are invalid, or the sandbox cannot be set up.
+    #[error(transparent)]
+    Sandbox(#[from] toolgate_sandbox::SandboxError),
+    /// The registry, snapshot or view could not be built.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The gate could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The hooks in the settings are malformed.
+    #[error(transparent)]
+    Hooks(#[from] toolgate_hooks::HookError),
+    /// The path of the sandbox helper is unknown.
+    #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
+    Exe(std::io::Error),
+}
+
+/// Where settings come from beyond the files toolgate finds itself (managed, project, user):
+/// the command line's `--settings`, `--allow`, `--ask`, `--deny`, `--claude`, `--profile`.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsChoice {
+    /// Settings files or inline JSON, merged above project and user settings.
+    pub files: Vec<String>,
+    /// Allow rules.
+    pub allow: Vec<String>,
+    /// Ask rules.
+    pub ask: Vec<String>,
+    /// Deny rules.
+    pub deny: Vec<String>,
+    /// Also read Claude Code's settings (`.claude/`, `~/.claude/settings.json`).
+    pub claude: bool,
+    /// The profile to run as (`toolgate.profiles.NAME`).
+    pub profile: Option<String>,
+    /// Allow `bypassPermissions` while running as root outside a sandbox.
+    pub allow_root: bool,
+}
+
+/// How the session's tool list is trimmed beyond what policy removes.
+#[derive(Debug, Clone, Default)]
+pub struct ViewChoice {
+    /// Only the simple tool set (Bash, Read, Edit).
+    pub simple: bool,
+    /// Only these tools (names or `*` globs).
+    pub only: Vec<String>,
+    /// Remove these tools (bare-name deny rules).
+    pub deny_tools: Vec<String>,
+}
+
+/// Where audit records go.
+#[derive(Debug, Clone, Default)]
+pub struct AuditChoice {
+    /// The log file; default `<workspace>/.toolgate/audit.jsonl`.
+    pub path: Option<PathBuf>,
+    /// When to fsync.
+    pub fsync: FsyncPolicy,
+}
+
+/// Everything a gate is built from. Plain data: fill it, then [`Setup::build`].
+#[derive(Clone)]
+pub struct Setup {
+    /// The workspace root: tools act only inside it (and `add_dirs`).
+    pub workspace: PathBuf,
+    /// Additional directories the session may act in.
+    pub add_dirs: Vec<PathBuf>,
+    /// The permission mode, overriding the settings' `defaultMode`.
+    pub mode: Option<String>,
+    /// Settings sources and rules from the caller.
+    pub settings: SettingsChoice,
+    /// How the tool list is trimmed.
+    pub view: ViewChoice,
+    /// Tool specs pinned in a registry snapshot file.
+    pub tools_snapshot: Option<PathBuf>,
+    /// The session id recorded in the audit log (default: a random UUID).
+    pub session_id: Option<String>,
+    /// Who answers an ask.
+    pub prompting: Prompting,
+    /// A JSON-lines UI that answers asks (`--prompt-command`, `--prompt-fds`).
+    pub prompt_ui: Option<JsonLinesSource>,
+    /// The audit log; `None` writes none.
+    pub audit: Option<AuditChoice>,
+    /// The sandbox helper executable (default: this executable, or the stand-alone helper
+    /// next to it; see `toolgate_sandbox::helper_exe`).
+    pub sandbox_helper: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Setup")
+            .field("workspace", &self.workspace)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The settings of a session, loaded and compiled.
+pub struct Loaded {
+    /// The effective settings.
+    pub settings: Settings,
+    /// The selected profile.
+    pub profile: Option<Profile>,
+    /// The session's mode.
+    pub mode: PermissionMode,
+    /// The compiled permission engine.
+    pub engine: Engine,
+}
+
+/// A gate and what it was built from.
+pub struct Built {
+    /// The gate.
+    pub gate: Gate,
+    /// The permission engine deciding its calls (for `check`'s trace).
+    pub engine: Arc<Engine>,
+    /// The effective settings.
+    pub settings: Arc<Settings>,
+}
+
+impl Setup {
+    /// A setup for `workspace` with defaults everywhere: the settings files toolgate finds,
+    /// nobody to ask, no audit log.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            add_dirs: Vec::new(),
+            mode: None,
+            settings: SettingsChoice::default(),
+            view: ViewChoice::default(),
+            tools_snapshot: None,
+            session_id: None,
+            prompting: Prompting::Deny,
+            prompt_ui: None,
+            audit: None,
+            sandbox_helper: None,
+        }
+    }
+
+    /// Where to look for settings.
+    pub fn load_options(&self) -> LoadOptions {
+        let project = self
+            .workspace
+            .canonicalize()
+            .unwrap_or_else(|_| self.workspace.clone());
+        let mut o = LoadOptions::from_env(project);
+        o.claude = self.settings.claude;
+        o.cli.settings = self.settings.files.clone();
+        o.cli.allow = self.settings.allow.clone();
+        o.cli.ask = self.settings.ask.clone();
+        o.cli.deny = self.settings.deny.clone();
+        o.cli.add_dirs = self.add_dirs.clone();
+        o.cli.mode = self.mode.clone();
+        o
+    }
+
+    /// Loads and merges the settings, selects the profile and mode, and compiles the
+    /// engine.
+    pub fn load(&self) -> Result<Loaded, SetupError> {
+        if let Some(mode) = &self.mode {
+            PermissionMode::from_str(mode)?;
+        }
+        load_with(&self.load_options(), &self.settings)
+    }
+
+    /// Builds the gate (see [`from_settings`]).
+    pub fn build(&self) -> Result<Built, SetupError> {
+        from_settings(self)
+    }
+}
+
+/// Loads settings for `opts`, selects `choice.profile` and the mode, and compiles the engine.
+/// The root guard counts the session as sandboxed when the settings enable the sandbox.
+pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, SetupError> {
+    let settings = settings::load(opts)?;
+    let profile = match &choice.profile {
+        Some(name) => Some(settings.profile(name)?),
+        None => None,
+    };
+    let mode = settings.resolve_mode(profile.as_ref())?;
+    let engine = settings
+        .engine_builder(profile.as_ref())
+        .root(
+            toolgate_policy::modes::running_as_root(),
+            sandbox::enabled(&settings),
+            choice.allow_root,
+        )
+        .build()?;
+    Ok(Loaded {
+        settings,
+        profile,
+        mode,
+        engine,
+    })
+}
+
+/// The tools every session starts with.
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
+    tools.extend(toolgate_tools::shell::shell_tools(
+        &toolgate_tools::shell::ShellConfig::default(),
+    ));
+    tools
+}
+
+/// The registry of built-in tools, pinned to a snapshot if one is given.
+pub fn registry(snapshot: Option<&Path>) -> Result<Registry, RegistryError> {
+    let mut builder = Registry::builder();
+    for tool in builtin_tools() {
+        builder = builder.register_arc(tool);
+    }
+    if let Some(path) = snapshot {
+        builder = builder.snapshot(Snapshot::load(path)?);
+    }
+    builder.build()
+}
+
+/// The view of a session in `mode`, trimmed by `choice`, by bare-name deny rules and by the
+/// profile's tool list.
+pub fn view_options(
+    choice: &ViewChoice,
+    mode: PermissionMode,
+    registry: &Registry,
+    engine: &Engine,
+) -> ViewOptions {
+    let mut view = ViewOptions {
+        mode,
+        simple: choice.simple,
+        allow_only: (!choice.only.is_empty()).then(|| choice.only.clone()),
+        deny: choice.deny_tools.clone(),
+        deferred: Vec::new(),
+    };
+    for entry in registry.entries() {
+        let name = &entry.spec().name;
+        if engine.removes_tool(name).is_some() {
+            view.deny.push(name.clone());
+        }
+    }
+    view
+}
+
+/// Builds the gate for `setup`: settings merged and compiled, the registry and view, policy,
+/// prompter, constraints, hooks, sandbox and audit log. An audit log that cannot be opened
+/// does not stop the gate from starting: every call is refused with `audit_unavailable`
+/// instead, so the caller learns why and nothing runs unaudited.
+pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
+    let Loaded {
+        settings,
+        profile,
+        mode,
+        engine,
+    } = setup.load()?;
+    let engine = Arc::new(engine);
+    let registry = registry(setup.tools_snapshot.as_deref())?;
+    let view = view_options(&setup.view, mode, &registry, &engine);
+    let scope = profile
+        .as_ref()
+        .map_or_else(|| "cli".to_owned(), |p| p.name.clone());
+    let prompter = prompting::prompter(
+        &engine,
+        &setup.prompting,
+        &settings,
+        setup.prompt_ui.clone(),
+    );
+    let mut builder = Gate::builder()
+        .workspace(&setup.workspace)
+        .registry(registry)
+        .view(view)
+        .session(SessionOptions {
+            id: setup.session_id.clone(),
+            mode,
+            client: Some(scope.clone()),
+        })
+        .policy(Arc::new(EnginePolicy(Arc::clone(&engine))))
+        .prompter(Arc::new(EnginePrompter(prompter)))
+        .constraints(Arc::new(EngineConstraints {
+            constraints: Arc::new(settings.constraints(profile.as_ref())),
+            scope,
+        }));
+    let mut add_dirs: Vec<PathBuf> = setup.add_dirs.clone();
+    add_dirs.extend(settings.additional_dirs());
+    for dir in &add_dirs {
+        builder = builder.add_dir(dir);
+    }
+    // Opened before the sandbox stage, which records its network decisions in it too.
+    let audit_sink = setup.audit.as_ref().map(|audit| {
+        let path = audit
+            .path
+            .clone()
+            .unwrap_or_else(|| default_audit_path(&setup.workspace));
+        toolgate_core::audit::open_or_refuse(&path, audit.fsync)
+    });
+    if let Some(stage) = sandbox::stage(
+        &settings,
+        &engine,
+        &add_dirs,
+        setup.sandbox_helper.as_deref(),
+        audit_sink.as_ref(),
+    )? {
+        builder = builder.sandbox(Arc::new(stage));
+    }
+    let hooks = hook_config(&settings)?;
+    if !hooks.is_empty() {
+        // `if` rules get the permission engine's semantics (per-subcommand Bash matching,
+        // gitignore-style paths).
+        let if_matcher = PolicyIfMatcher::new(settings.project.clone(), settings.home.clone());
+        builder = builder.hooks(Arc::new(
+            HookEngine::new(
+                hooks,
+                HookEnv {
+                    project_dir: settings.project.clone(),
+                    transcript_path: None,
+                },
+            )
+            .with_if_matcher(Arc::new(if_matcher)),
+        ));
+    }
+    if let Some(sink) = audit_sink {
+        builder = builder.audit(sink);
+    }
+    Ok(Built {
+        gate: builder.build()?,
+        engine,
+        settings: Arc::new(settings),
+    })
+}
+
+/// The hooks of every settings source. A project's hooks are active only once the
+/// workspace is trusted; `disableAllHooks` from managed settings disables every hook, from
+/// any other source only the non-managed ones.
+pub fn hook_config(settings: &Settings) -> Result<HookConfig, SetupError> {
+    let is_managed = |source: usize| {
+        settings
+            .sources
+            .get(source)
+            .is_some_and(|s| s.kind == SourceKind::Managed)
+    };
+    let sources: Vec<HookSource> = settings
+        .hooks
+        .iter()
+        .map(|h| HookSource {
+            hooks: h.value.clone(),
+            active: h.active,
+            label: settings
+                .sources
+                .get(h.source)
+                .map_or_else(|| "settings".to_owned(), |s| s.label.clone()),
+            managed: is_managed(h.source),
+        })
+        .collect();
+    let disable = match &settings.disable_all_hooks {
+        Some(d) if d.value && d.active && is_managed(d.source) => DisableHooks::All,
+        Some(d) if d.value && d.active => DisableHooks::NonManaged,
+        _ => DisableHooks::None,
+    };
+    Ok(HookConfig::from_sources(
+        &sources,
+        disable,
+        settings.managed_hooks_only,
+    )?)
+}
+
+/// `<workspace>/.toolgate/audit.jsonl`.
+pub fn default_audit_path(workspace: &Path) -> PathBuf {
+    workspace.join(".toolgate").join("audit.jsonl")
+}

@@ -1,0 +1,78 @@
+//! The sandbox stage from the settings and the compiled permission engine, so the room is
+//! never wider than the engine: the permission rules become the room's masks and writable
+//! roots, and `sandbox.excludedCommands` is matched by the engine's own Bash matcher.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolgate_core::stages::AuditSink;
+use toolgate_policy::settings::Settings;
+use toolgate_policy::{CommandPatterns, Engine, RuleKind};
+use toolgate_sandbox::{Excluder, LinuxSandbox, PolicyContext, SandboxPolicy};
+
+use crate::SetupError;
+
+/// Whether the settings turn the sandbox on.
+pub(crate) fn enabled(settings: &Settings) -> bool {
+    settings
+        .sandbox
+        .get("enabled")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
+
+/// The sandbox stage, when the settings enable the sandbox.
+pub(crate) fn stage(
+    settings: &Settings,
+    _engine: &Arc<Engine>,
+    add_dirs: &[PathBuf],
+    helper: Option<&Path>,
+    audit: Option<&Arc<dyn AuditSink>>,
+) -> Result<Option<LinuxSandbox>, SetupError> {
+    if !enabled(settings) {
+        return Ok(None);
+    }
+    let ctx = PolicyContext {
+        workspace: settings.project.clone(),
+        additional_dirs: add_dirs.to_vec(),
+        home: settings.home.clone(),
+    };
+    let mut policy = SandboxPolicy::from_settings(&settings.sandbox, &ctx)?;
+    let rules = |kind: RuleKind| -> Vec<String> {
+        settings
+            .rules
+            .iter()
+            .filter(|r| r.active && r.kind == kind)
+            .map(|r| r.text.clone())
+            .collect()
+    };
+    policy.add_rules(&rules(RuleKind::Allow), &rules(RuleKind::Deny), &ctx);
+    let excluder: Option<Excluder> = if policy.excluded_commands.is_empty() {
+        None
+    } else {
+        let patterns = CommandPatterns::new(
+            &policy.excluded_commands,
+            settings.project.clone(),
+            settings.home.clone(),
+        )?;
+        Some(Arc::new(move |facts, session| {
+            let roots: Vec<&Path> = session.workspace().roots().collect();
+            patterns.cover(facts, &roots).map(|rules| rules.join(", "))
+        }))
+    };
+    let helper = match helper {
+        Some(h) => h.to_path_buf(),
+        None => {
+            let exe = std::env::current_exe().map_err(SetupError::Exe)?;
+            toolgate_sandbox::helper_exe(&exe)
+        }
+    };
+    let mut stage = LinuxSandbox::new(policy, helper);
+    if let Some(excluder) = excluder {
+        stage = stage.with_excluded(excluder);
+    }
+    if let Some(sink) = audit {
+        stage = stage.with_audit(Arc::clone(sink));
+    }
+    Ok(Some(stage))
+}
