@@ -254,19 +254,22 @@ pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, 
     })
 }
 
-/// The tools every session starts with.
-pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+/// The tools every session starts with, configured by `settings` (the `env` its commands
+/// get).
+pub fn builtin_tools(settings: &Settings) -> Vec<Arc<dyn Tool>> {
     let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
-    tools.extend(toolgate_tools::shell::shell_tools(
-        &toolgate_tools::shell::ShellConfig::default(),
-    ));
+    let shell = toolgate_tools::shell::ShellConfig {
+        set_env: settings.env_vars(),
+        ..Default::default()
+    };
+    tools.extend(toolgate_tools::shell::shell_tools(&shell));
     tools
 }
 
-/// The registry of built-in tools, pinned to a snapshot if one is given.
-pub fn registry(snapshot: Option<&Path>) -> Result<Registry, RegistryError> {
+/// The registry of built-in tools for `settings`, pinned to a snapshot if one is given.
+pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry, RegistryError> {
     let mut builder = Registry::builder();
-    for tool in builtin_tools() {
+    for tool in builtin_tools(settings) {
         builder = builder.register_arc(tool);
     }
     if let Some(path) = snapshot {
@@ -311,7 +314,10 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
         engine,
     } = setup.load()?;
     let engine = Arc::new(engine);
-    let registry = registry(setup.tools_snapshot.as_deref())?;
+    for warning in &settings.warnings {
+        tracing::warn!("{warning}");
+    }
+    let registry = registry(setup.tools_snapshot.as_deref(), &settings)?;
     let view = view_options(&setup.view, mode, &registry, &engine);
     let scope = profile
         .as_ref()

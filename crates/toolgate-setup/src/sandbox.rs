@@ -47,6 +47,8 @@ pub(crate) fn stage(
             .collect()
     };
     policy.add_rules(&rules(RuleKind::Allow), &rules(RuleKind::Deny), &ctx);
+    // The settings' `env` reaches sandboxed commands through the room's own environment.
+    policy.env.set.extend(settings.env_vars());
     let excluder: Option<Excluder> = if policy.excluded_commands.is_empty() {
         None
     } else {

@@ -82,8 +82,11 @@ pub fn setup(
 }
 
 /// The registry of built-in tools, pinned to a snapshot if one is given.
-pub fn registry(snapshot: Option<&Path>) -> Result<Registry, SetupError> {
-    Ok(toolgate_setup::registry(snapshot)?)
+pub fn registry(
+    snapshot: Option<&Path>,
+    settings: &toolgate_policy::Settings,
+) -> Result<Registry, SetupError> {
+    Ok(toolgate_setup::registry(snapshot, settings)?)
 }
 
 /// View options from the session arguments.

@@ -8,6 +8,7 @@
 //! with `claude` the matching `.claude/` files, `~/.claude/settings.json` and
 //! `/etc/claude-code/` are read too, each right after toolgate's file of the same level.
 
+pub mod keys;
 mod load;
 mod merge;
 mod trust;
@@ -162,6 +163,9 @@ pub struct Settings {
     pub catastrophic_ask: Option<usize>,
     /// `toolgate.maskSalt`.
     pub mask_salt: Option<String>,
+    /// `env`: variables for the commands toolgate runs, each from the highest source that
+    /// sets it (an untrusted project's wait for trust).
+    pub env: BTreeMap<String, Sourced<String>>,
     /// Warnings for `toolgate config`.
     pub warnings: Vec<String>,
 }
@@ -263,6 +267,15 @@ impl Settings {
             });
         }
         Ok(mode)
+    }
+
+    /// The `env` variables in force.
+    pub fn env_vars(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|(_, v)| v.active)
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect()
     }
 
     /// Additional directories in force.

@@ -1,6 +1,7 @@
 //! The Bash tool: runs a command with `bash -c` in the session's directory, in its own
 //! process group, and returns its merged output, bounded.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -193,7 +194,13 @@ impl TypedTool for BashTool {
         } else {
             None
         };
-        let (env, mut removed) = env::scrub(config.source_env(), &config.allow_env);
+        let (mut env, mut removed) = env::scrub(config.source_env(), &config.allow_env);
+        env.extend(
+            config
+                .set_env
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
         if ctx.room.is_some() && config.env.is_some() {
             // A room builds its own environment, typically from this process's: remove
             // what looks secret there too.

@@ -93,6 +93,9 @@ pub struct ShellConfig {
     /// The environment commands start from, before secrets are removed. `None` uses this
     /// process's environment; set it to give commands a fixed environment (and in tests).
     pub env: Option<Vec<(OsString, OsString)>>,
+    /// Variables set for every command after secrets are removed: the settings' `env` (a
+    /// sandboxed command gets them from the room's policy instead).
+    pub set_env: Vec<(String, String)>,
 }
 
 impl Default for ShellConfig {
@@ -105,6 +108,7 @@ impl Default for ShellConfig {
             output_dir: None,
             allow_env: Vec::new(),
             env: None,
+            set_env: Vec::new(),
         }
     }
 }
