@@ -1,12 +1,19 @@
 //! The network allow-list proxy (harness side), on a unix socket.
 //!
 //! Speaks HTTP `CONNECT host:port` (HTTPS and any TCP) and absolute-form plain HTTP
-//! (`GET http://host/path`). Each request is checked against [`DomainRules`] — denied domains
-//! first, then allowed ones — *before* any name resolution, so a denied name never reaches
-//! DNS. Every decision is passed to the audit callback. Inside the sandbox, the helper's
-//! bridge exposes the socket as `127.0.0.1:PORT` and sets `HTTP(S)_PROXY`.
+//! (`GET http://host/path`). Each request is checked against [`DomainRules`] — denied entries
+//! first, then allowed ones, host and port ([`rules`]) — *before* any name resolution, so a
+//! denied name never reaches DNS, and a host spelled as a number (`0x7f.1`, `2130706433`) is
+//! read as the address it is. Unless the request was allowed explicitly (an exact host or an
+//! address block in `allowedDomains`), every address the name resolves to must then pass the
+//! shared address check (`toolgate_protocol::net::AddrPolicy`: loopback, private, link-local,
+//! ULA, carried IPv4 forms, the host's own addresses), and the connection goes only to those
+//! checked addresses. Every decision is passed to the audit callback. Inside the sandbox, the
+//! helper's bridge exposes the socket as `127.0.0.1:PORT` and sets `HTTP(S)_PROXY`.
 //!
 //! No TLS interception: only the CONNECT host is seen (domain fronting stays possible).
+
+mod rules;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -19,8 +26,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use toolgate_protocol::net::Host;
 
 use crate::error::SandboxError;
+pub use rules::DomainRules;
 
 /// Largest request head accepted (request line + headers).
 const MAX_HEAD: usize = 16 * 1024;
@@ -39,76 +48,6 @@ pub const MAX_PROXY_CONNECTIONS_PER_TAG: usize = 128;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Client read timeout while waiting for the request head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Domain allow/deny lists: `example.com` matches exactly; `*.example.com` matches
-/// subdomains (not the apex); `*` matches everything. Case-insensitive, trailing dot ignored.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DomainRules {
-    /// Allowed patterns.
-    pub allowed: Vec<String>,
-    /// Denied patterns (checked first).
-    pub denied: Vec<String>,
-}
-
-fn domain_matches(pattern: &str, host: &str) -> bool {
-    let pattern = pattern.trim_end_matches('.').to_ascii_lowercase();
-    if pattern == "*" {
-        return true;
-    }
-    match pattern.strip_prefix("*.") {
-        Some(base) => host.len() > base.len() + 1 && host.ends_with(&format!(".{base}")),
-        None => host == pattern,
-    }
-}
-
-impl DomainRules {
-    /// Lists from the policy's network settings.
-    pub fn new(allowed: &[String], denied: &[String]) -> Self {
-        DomainRules {
-            allowed: allowed.to_vec(),
-            denied: denied.to_vec(),
-        }
-    }
-
-    /// The rule that decides `host`: denied patterns first, then allowed ones.
-    fn rule_for(&self, host: &str) -> Rule<'_> {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if let Some(p) = self.denied.iter().find(|p| domain_matches(p, &host)) {
-            return Rule::Denied(p);
-        }
-        match self.allowed.iter().find(|p| domain_matches(p, &host)) {
-            Some(p) => Rule::Allowed(p),
-            None => Rule::Unlisted,
-        }
-    }
-
-    /// `(allowed, reason)` for `host`.
-    pub fn decide(&self, host: &str) -> (bool, String) {
-        self.rule_for(host).verdict()
-    }
-}
-
-/// Which list decided a host, and by which pattern.
-enum Rule<'a> {
-    Denied(&'a str),
-    Allowed(&'a str),
-    Unlisted,
-}
-
-impl Rule<'_> {
-    fn verdict(&self) -> (bool, String) {
-        match self {
-            Rule::Denied(p) => (false, format!("matches deniedDomains `{p}`")),
-            Rule::Allowed(p) => (true, format!("matches allowedDomains `{p}`")),
-            Rule::Unlisted => (false, "not in sandbox.network.allowedDomains".to_owned()),
-        }
-    }
-
-    /// Allowed by a pattern naming the host itself, not by a wildcard.
-    fn allows_exactly(&self) -> bool {
-        matches!(self, Rule::Allowed(p) if !p.starts_with('*'))
-    }
-}
 
 /// One proxy decision, for the audit log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -275,7 +214,7 @@ impl Proxy {
             on_decision: Arc::new(on_decision),
             overrides: hosts
                 .into_iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                .map(|(k, v)| (toolgate_protocol::net::normalize_host(&k), v))
                 .collect(),
             active: AtomicUsize::new(0),
             per_tag: Mutex::new(HashMap::new()),
@@ -451,44 +390,36 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         );
         return;
     };
-    let rule = shared.rules.rule_for(&host);
-    let (allowed, reason) = rule.verdict();
-    let mut decision = ProxyDecision {
-        host: host.clone(),
-        port,
-        method: method.to_owned(),
-        allowed,
-        reason,
-        tag,
-    };
-    if !allowed {
+    let Listed {
+        host: parsed,
+        explicit,
+        mut decision,
+    } = listed(shared, &host, port, method, tag);
+    if !decision.allowed {
         refuse(&mut conn, shared, &decision);
         return;
     }
-    let mut addrs: Vec<SocketAddr> = match shared.overrides.get(&host.to_ascii_lowercase()) {
-        Some(a) => a.iter().map(|a| SocketAddr::new(a.ip(), port)).collect(),
-        None => (host.as_str(), port)
-            .to_socket_addrs()
-            .map(Iterator::collect)
-            .unwrap_or_default(),
-    };
-    // The proxy runs on the host's network: a name allowed by a wildcard (`*.x.com`, `*`)
-    // whose DNS answer is the host's own loopback or a link-local address (the cloud
-    // metadata service) would reach services the sandbox's network isolation exists to
-    // keep out. Those addresses need the name (or address) itself in `allowedDomains`.
-    if !rule.allows_exactly() {
-        let resolved = addrs.len();
-        addrs.retain(|a| !host_internal(a.ip()));
-        if resolved > 0 && addrs.is_empty() {
+    let addrs = match resolve(shared, &parsed, port) {
+        Ok(a) => a,
+        Err(why) => {
             decision.allowed = false;
-            decision.reason = format!(
-                "{}, but it resolves only to loopback or link-local addresses, which need \
-                 the name itself in sandbox.network.allowedDomains",
-                decision.reason
-            );
-            refuse(&mut conn, shared, &decision);
+            decision.reason = format!("{}; {why}", decision.reason);
+            let _ = (shared.on_decision)(&decision);
+            respond(&mut conn, "502 Bad Gateway", "upstream unreachable\n");
             return;
         }
+    };
+    // The proxy runs on the host's network: unless the user listed this host or its address
+    // block, an answer pointing at loopback, a private or link-local range (the metadata
+    // service) or the host's own addresses would reach what the network namespace keeps out.
+    if !explicit && let Err(refusal) = shared.rules.addresses().check_all(&addrs) {
+        decision.allowed = false;
+        decision.reason = format!(
+            "{}, but {refusal}; list the address (or its block) in sandbox.network.allowedDomains to allow it",
+            decision.reason
+        );
+        refuse(&mut conn, shared, &decision);
+        return;
     }
     let upstream = addrs
         .iter()
@@ -531,24 +462,68 @@ fn refuse(conn: &mut UnixStream, shared: &Shared, decision: &ProxyDecision) {
     respond(conn, "403 Forbidden", &body);
 }
 
-/// Loopback, link-local (incl. the cloud metadata service 169.254.169.254), unspecified,
-/// multicast and broadcast addresses: the host's own, never a destination on the internet.
-fn host_internal(ip: std::net::IpAddr) -> bool {
-    match ip.to_canonical() {
-        std::net::IpAddr::V4(v4) => {
-            v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
+/// A request as the lists see it.
+struct Listed {
+    /// The host read as the network stack will (a number is an address, never a name).
+    host: Host,
+    /// Allowed by an entry naming the host or its address block itself.
+    explicit: bool,
+    /// The lists' decision (refused for a host that does not parse).
+    decision: ProxyDecision,
+}
+
+fn listed(shared: &Shared, raw_host: &str, port: u16, method: &str, tag: Option<String>) -> Listed {
+    let mut decision = ProxyDecision {
+        host: raw_host.to_owned(),
+        port,
+        method: method.to_owned(),
+        allowed: false,
+        reason: String::new(),
+        tag,
+    };
+    let host = match Host::parse(raw_host) {
+        Ok(h) => h,
+        Err(e) => {
+            decision.reason = e.to_string();
+            return Listed {
+                host: Host::Name(String::new()),
+                explicit: false,
+                decision,
+            };
         }
-        std::net::IpAddr::V6(v6) => {
-            v6.is_loopback()
-                || v6.is_unicast_link_local()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-        }
+    };
+    let rule = shared.rules.rule_for(&host, port);
+    let (allowed, mut reason) = rule.verdict(port);
+    if let Host::Ip(ip) = &host
+        && raw_host.trim_matches(['[', ']']) != ip.to_string()
+    {
+        reason = format!("`{raw_host}` is the address {ip}: {reason}");
     }
+    decision.allowed = allowed;
+    decision.reason = reason;
+    Listed {
+        explicit: rule.allows_explicitly(),
+        host,
+        decision,
+    }
+}
+
+/// The addresses to connect to: the literal itself, the test/pinning override, or DNS.
+fn resolve(shared: &Shared, host: &Host, port: u16) -> Result<Vec<SocketAddr>, String> {
+    let addrs: Vec<SocketAddr> = match host {
+        Host::Ip(ip) => vec![SocketAddr::new(*ip, port)],
+        Host::Name(name) => match shared.overrides.get(name) {
+            Some(a) => a.iter().map(|a| SocketAddr::new(a.ip(), port)).collect(),
+            None => (name.as_str(), port)
+                .to_socket_addrs()
+                .map_err(|e| format!("`{name}` does not resolve ({e})"))?
+                .collect(),
+        },
+    };
+    if addrs.is_empty() {
+        return Err(format!("`{host}` resolves to no address"));
+    }
+    Ok(addrs)
 }
 
 /// Copies both ways until either side closes.
@@ -567,337 +542,4 @@ fn pipe(conn: UnixStream, upstream: TcpStream) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn domain_rules() {
-        let r = DomainRules::new(
-            &["pypi.org".into(), "*.github.com".into()],
-            &["evil.github.com".into()],
-        );
-        assert!(r.decide("pypi.org").0);
-        assert!(r.decide("PyPI.org.").0);
-        assert!(!r.decide("files.pypi.org").0);
-        assert!(r.decide("api.github.com").0);
-        assert!(!r.decide("github.com").0);
-        assert!(!r.decide("evil.github.com").0);
-        assert!(!r.decide("pypi.org.evil.test").0);
-        assert_eq!(
-            split_host_port("[::1]:8080", 80),
-            Some(("::1".into(), 8080))
-        );
-        assert_eq!(split_host_port("a.b", 443), Some(("a.b".into(), 443)));
-        let line = String::from_utf8(tag_line(Some("s 1\r\nX/y"))).unwrap_or_default();
-        assert_eq!(line, "TOOLGATE-TAG s%201%0D%0AX/y\r\n");
-        let untagged = String::from_utf8(tag_line(None)).unwrap_or_default();
-        let read = |sent: &str| {
-            let (mut a, mut b) = UnixStream::pair().unwrap_or_else(|e| panic!("{e}"));
-            a.write_all(sent.as_bytes())
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut buf = Vec::new();
-            let tag = read_tag(&mut b, &mut buf);
-            (tag, String::from_utf8_lossy(&buf).into_owned())
-        };
-        let request = "CONNECT a:1 HTTP/1.1\r\n\r\n";
-        assert_eq!(
-            read(&format!("{line}{request}")),
-            (Some(Some("s%201%0D%0AX/y".into())), request.to_owned())
-        );
-        assert_eq!(
-            read(&format!("{untagged}{request}")),
-            (Some(None), request.to_owned())
-        );
-        // No tag line: untagged, and the request line is kept.
-        assert_eq!(read(request), (Some(None), request.to_owned()));
-    }
-
-    /// Sends one request through a proxy whose recorder answers `recorded`, to an allowed
-    /// host served on 127.0.0.1; returns the proxy's reply and whether the upstream server
-    /// received the request.
-    fn through_proxy(recorded: bool) -> (String, bool) {
-        use std::io::{Read, Write};
-        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        server
-            .set_nonblocking(true)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let dir = std::env::temp_dir().join(format!(
-            "toolgate-proxy-test-{}-{recorded}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let sock = dir.join("p.sock");
-        let hosts = HashMap::from([("allowed.test".to_owned(), vec![addr])]);
-        let proxy = Proxy::start_with_hosts(
-            &sock,
-            DomainRules::new(&["allowed.test".into()], &[]),
-            hosts,
-            move |_| recorded,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
-        let req = format!("GET http://allowed.test:{}/ HTTP/1.0\r\n\r\n", addr.port());
-        c.write_all(&tag_line(None))
-            .unwrap_or_else(|e| panic!("{e}"));
-        c.write_all(req.as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut reply = String::new();
-        let (tx, rx) = std::sync::mpsc::channel();
-        // Serve the upstream side (if the proxy forwards) while reading the reply.
-        let upstream = std::thread::spawn(move || {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-            while std::time::Instant::now() < deadline {
-                if let Ok((mut s, _)) = server.accept() {
-                    let _ = s.set_nonblocking(false);
-                    let mut buf = [0u8; 1024];
-                    let n = s.read(&mut buf).unwrap_or(0);
-                    let _ = tx.send(n > 0);
-                    let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
-                    return;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-        });
-        let _ = c.read_to_string(&mut reply);
-        let _ = upstream.join();
-        drop(proxy);
-        let _ = std::fs::remove_dir_all(&dir);
-        (reply, rx.try_recv().unwrap_or(false))
-    }
-
-    /// Sends `CONNECT name:port` through a proxy allowing `allow`, where every name
-    /// resolves to a loopback listener; returns the proxy's status line.
-    fn connect_via(allow: &str, name: &str) -> String {
-        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let addr = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        let dir = std::env::temp_dir().join(format!(
-            "toolgate-proxy-internal-{}-{}",
-            std::process::id(),
-            name.replace('*', "x")
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let sock = dir.join("p.sock");
-        let hosts = HashMap::from([(name.to_owned(), vec![addr])]);
-        let proxy = Proxy::start_with_hosts(
-            &sock,
-            DomainRules::new(&[allow.to_owned()], &[]),
-            hosts,
-            |_| true,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let mut c = UnixStream::connect(&sock).unwrap_or_else(|e| panic!("{e}"));
-        c.write_all(format!("CONNECT {name}:{} HTTP/1.1\r\n\r\n", addr.port()).as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
-        // Up to the end of the status line (the 200 of a CONNECT keeps the stream open).
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n") && c.read(&mut byte).unwrap_or(0) == 1 {
-            head.push(byte[0]);
-        }
-        drop(c);
-        drop(proxy);
-        let _ = std::fs::remove_dir_all(&dir);
-        String::from_utf8_lossy(&head)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    #[test]
-    fn wildcards_do_not_reach_the_hosts_own_addresses() {
-        // A name allowed by a wildcard that resolves to loopback: refused.
-        let wild = connect_via("*.example.test", "evil.example.test");
-        assert!(wild.starts_with("HTTP/1.1 403"), "{wild}");
-        let any = connect_via("*", "anything.test");
-        assert!(any.starts_with("HTTP/1.1 403"), "{any}");
-        // The same name listed exactly: the user asked for it.
-        let exact = connect_via("local.example.test", "local.example.test");
-        assert!(exact.starts_with("HTTP/1.1 200"), "{exact}");
-        for internal in [
-            "127.0.0.1",
-            "169.254.169.254",
-            "::1",
-            "::ffff:127.0.0.1",
-            "fe80::1",
-            "0.0.0.0",
-        ] {
-            assert!(
-                host_internal(internal.parse().unwrap_or_else(|e| panic!("{e}"))),
-                "{internal}"
-            );
-        }
-        for public in ["93.184.216.34", "10.1.2.3", "2606:4700::1111"] {
-            assert!(
-                !host_internal(public.parse().unwrap_or_else(|e| panic!("{e}"))),
-                "{public}"
-            );
-        }
-    }
-
-    /// A proxy that allows nothing, on a socket in its own directory (removed on drop).
-    struct DenyAllProxy {
-        dir: PathBuf,
-        sock: PathBuf,
-        proxy: Option<Proxy>,
-    }
-
-    impl DenyAllProxy {
-        fn start(label: &str) -> DenyAllProxy {
-            let dir =
-                std::env::temp_dir().join(format!("toolgate-proxy-{label}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-            let sock = dir.join("p.sock");
-            let proxy = Proxy::start(&sock, DomainRules::new(&[], &[]), |_| true)
-                .unwrap_or_else(|e| panic!("{e}"));
-            DenyAllProxy {
-                dir,
-                sock,
-                proxy: Some(proxy),
-            }
-        }
-    }
-
-    impl Drop for DenyAllProxy {
-        fn drop(&mut self) {
-            drop(self.proxy.take());
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-
-    /// Asks `request` for a denied host until the proxy answers 403 (a decision, so the
-    /// connection got a place), for at most 10 s; returns the last reply.
-    fn until_decided(request: impl Fn() -> String) -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let r = request();
-            if r.starts_with("HTTP/1.1 403") || std::time::Instant::now() > deadline {
-                return r;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    #[test]
-    fn connections_beyond_the_limit_are_refused_at_once() {
-        let test_proxy = DenyAllProxy::start("limit");
-        let sock = &test_proxy.sock;
-        // Connections that send nothing each hold a place (until the head timeout).
-        let held: Vec<UnixStream> = (0..MAX_PROXY_CONNECTIONS)
-            .map(|_| UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}")))
-            .collect();
-        let mut extra = UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}"));
-        extra
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut reply = String::new();
-        let _ = extra.read_to_string(&mut reply);
-        assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
-        assert!(reply.contains("too many proxy connections"), "{reply}");
-        // Places are given back when connections end.
-        drop(held);
-        let denied = until_decided(|| {
-            let mut c = UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}"));
-            c.write_all(b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n")
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut r = String::new();
-            let _ = c.read_to_string(&mut r);
-            r
-        });
-        assert!(denied.starts_with("HTTP/1.1 403"), "{denied}");
-    }
-
-    #[test]
-    fn one_room_cannot_take_every_place() {
-        let test_proxy = DenyAllProxy::start("tags");
-        let sock = &test_proxy.sock;
-        let connect = |tag: &str| {
-            let mut c = UnixStream::connect(sock).unwrap_or_else(|e| panic!("{e}"));
-            c.write_all(&tag_line(Some(tag)))
-                .unwrap_or_else(|e| panic!("{e}"));
-            c.set_read_timeout(Some(Duration::from_secs(10)))
-                .unwrap_or_else(|e| panic!("{e}"));
-            c
-        };
-        let reply = |mut c: UnixStream, request: &[u8]| {
-            let _ = c.write_all(request);
-            let mut r = String::new();
-            let _ = c.read_to_string(&mut r);
-            r
-        };
-        // A room's silent connections (as the bridge opens them: tag first, then nothing).
-        // Their threads run in any order, so which ones are turned away is not known: count.
-        const EXTRA: usize = 5;
-        let mut held: Vec<UnixStream> = (0..MAX_PROXY_CONNECTIONS_PER_TAG + EXTRA)
-            .map(|_| connect("greedy"))
-            .collect();
-        for c in &held {
-            c.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
-        }
-        let mut refused = Vec::new();
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while refused.len() < EXTRA && std::time::Instant::now() < deadline {
-            let mut i = 0;
-            while i < held.len() {
-                let mut r = String::new();
-                match held[i].read_to_string(&mut r) {
-                    Ok(_) => refused.push((held.swap_remove(i), r)),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && !r.is_empty() => {
-                        refused.push((held.swap_remove(i), r));
-                    }
-                    Err(_) => i += 1,
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Give a wrongly refused extra one time to show up.
-        std::thread::sleep(Duration::from_millis(200));
-        let late = held
-            .iter()
-            .filter(|c| {
-                let mut c: &UnixStream = c;
-                c.read(&mut [0u8; 64]).is_ok_and(|n| n > 0)
-            })
-            .count();
-        assert_eq!(refused.len() + late, EXTRA, "refused: {refused:?}");
-        for (_, r) in &refused {
-            assert!(r.starts_with("HTTP/1.1 503"), "{r}");
-            assert!(r.contains("from this command"), "{r}");
-        }
-        drop(refused);
-        // Another room is still served (denied here, which needs a decision: it was read).
-        let other = reply(
-            connect("other"),
-            b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n",
-        );
-        assert!(other.starts_with("HTTP/1.1 403"), "{other}");
-        // The room's places come back when its connections end.
-        drop(held);
-        let again = until_decided(|| {
-            reply(
-                connect("greedy"),
-                b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n",
-            )
-        });
-        assert!(again.starts_with("HTTP/1.1 403"), "{again}");
-    }
-
-    #[test]
-    fn an_allowed_connection_that_cannot_be_recorded_is_refused() {
-        let (reply, reached) = through_proxy(true);
-        assert!(reply.starts_with("HTTP/1.0 200"), "{reply}");
-        assert!(reached);
-        // The recorder (the audit log) failed: nothing is sent on, and the client is told.
-        let (reply, reached) = through_proxy(false);
-        assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
-        assert!(reply.contains("audit log is unavailable"), "{reply}");
-        assert!(
-            !reached,
-            "the request reached the upstream server unrecorded"
-        );
-    }
-}
+mod tests;
