@@ -161,6 +161,12 @@ pub(crate) struct RawSettings {
     pub allow_managed_hooks_only: Option<bool>,
     #[serde(default)]
     pub toolgate: Option<ToolgateSettings>,
+    /// WebFetch's settings; the web crate reads them.
+    #[serde(default)]
+    pub web_fetch: Option<serde_json::Map<String, Value>>,
+    /// WebSearch's backend; the web crate reads it.
+    #[serde(default)]
+    pub web_search: Option<serde_json::Map<String, Value>>,
 }
 
 /// Parses settings text; errors carry the file name, line and column.

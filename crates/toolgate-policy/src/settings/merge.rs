@@ -1,6 +1,6 @@
 //! Merging layers: lists merge across every source, scalars take the highest source that
-//! sets them, and a project's allow rules, directories, hooks, mode, profiles and classifier
-//! wait for workspace trust (its deny and ask rules apply at once).
+//! sets them, and a project's allow rules, directories, hooks, mode, profiles, classifier
+//! and web settings wait for workspace trust (its deny and ask rules apply at once).
 
 use std::path::{Path, PathBuf};
 
@@ -74,6 +74,7 @@ pub(crate) fn merge(
         })
         .map(|l| l.info.label.clone());
     let mut sandbox = serde_json::Map::new();
+    let mut web_fetch = serde_json::Map::new();
     for (idx, layer) in layers.into_iter().enumerate() {
         let Layer { info, raw } = layer;
         let kind = info.kind;
@@ -206,6 +207,13 @@ pub(crate) fn merge(
         if let Some(sb) = raw.sandbox {
             merge_json(&mut sandbox, sb);
         }
+        merge_web(
+            &mut s,
+            &mut web_fetch,
+            (idx, &label, gated),
+            raw.web_fetch,
+            raw.web_search,
+        );
         if let Some(tg) = raw.toolgate {
             for (name, config) in tg.profiles {
                 if gated {
@@ -255,6 +263,7 @@ pub(crate) fn merge(
         }
     }
     s.sandbox = Value::Object(sandbox);
+    s.web_fetch = Value::Object(web_fetch);
     if let Some(m) = &cli.mode {
         s.cli_mode =
             Some(
@@ -268,11 +277,45 @@ pub(crate) fn merge(
     }
     if !trusted && s.sources.iter().any(SourceInfo::needs_trust) {
         s.warnings.push(format!(
-            "the workspace {} is not trusted: its allow rules, additional directories, hooks, mode and profiles wait for `toolgate trust`; its deny and ask rules apply now",
+            "the workspace {} is not trusted: its allow rules, additional directories, hooks, mode, profiles and web settings wait for `toolgate trust`; its deny and ask rules apply now",
             project.display()
         ));
     }
     Ok(s)
+}
+
+/// `webFetch` (merged like `sandbox`) and `webSearch` (taken whole from the highest source
+/// that sets it). Both widen what the agent can reach — private addresses, plain HTTP, a
+/// search backend and the API key sent to it — so a project's wait for trust, like its allow
+/// rules; every other source applies at once.
+fn merge_web(
+    s: &mut Settings,
+    web_fetch: &mut serde_json::Map<String, Value>,
+    (idx, label, gated): (usize, &str, bool),
+    fetch: Option<serde_json::Map<String, Value>>,
+    search: Option<serde_json::Map<String, Value>>,
+) {
+    if let Some(f) = fetch {
+        if gated {
+            s.warnings
+                .push(format!("{label}: webFetch {UNTRUSTED_NOTE}"));
+        } else {
+            merge_json(web_fetch, f);
+        }
+    }
+    if let Some(w) = search {
+        if gated {
+            s.warnings
+                .push(format!("{label}: webSearch {UNTRUSTED_NOTE}"));
+        } else if s.web_search.is_none() {
+            s.web_search = Some(Sourced {
+                value: Value::Object(w),
+                source: idx,
+                active: true,
+                note: None,
+            });
+        }
+    }
 }
 
 /// Sandbox-style merge: arrays concatenate (deduplicated), objects merge key by key, and a
