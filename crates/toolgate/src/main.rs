@@ -11,6 +11,7 @@ mod cli;
 mod cmd;
 mod output;
 mod setup;
+mod web;
 
 use std::process::ExitCode;
 

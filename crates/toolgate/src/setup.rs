@@ -47,6 +47,9 @@ pub enum SetupError {
     /// The hooks in the settings are malformed.
     #[error(transparent)]
     Hooks(#[from] toolgate_hooks::HookError),
+    /// The web tools' settings are invalid.
+    #[error(transparent)]
+    Web(#[from] toolgate_web::WebError),
     /// The path of this executable (the sandbox helper) is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -72,16 +75,23 @@ pub struct Built {
     pub engine: Arc<Engine>,
 }
 
-/// The registry of built-in tools, pinned to a snapshot if one is given.
-pub fn registry(snapshot: Option<&Path>) -> Result<Registry, RegistryError> {
+/// The registry of built-in tools and the web tools the settings configure, pinned to a
+/// snapshot if one is given.
+pub fn registry(
+    snapshot: Option<&Path>,
+    settings: &toolgate_policy::Settings,
+) -> Result<Registry, SetupError> {
     let mut builder = Registry::builder();
-    for tool in crate::cmd::builtin_tools() {
+    for tool in crate::cmd::builtin_tools()
+        .into_iter()
+        .chain(crate::web::tools(settings)?)
+    {
         builder = builder.register_arc(tool);
     }
     if let Some(path) = snapshot {
         builder = builder.snapshot(Snapshot::load(path)?);
     }
-    builder.build()
+    Ok(builder.build()?)
 }
 
 /// View options from the session arguments.
@@ -123,7 +133,7 @@ pub fn gate(
         engine,
     } = load(session)?;
     let engine = Arc::new(engine);
-    let registry = registry(session.tools_snapshot.as_deref())?;
+    let registry = registry(session.tools_snapshot.as_deref(), &settings)?;
     let mut view = view_options(session, mode);
     // Bare-name deny rules and a profile's tool list remove tools from the view.
     for entry in registry.entries() {

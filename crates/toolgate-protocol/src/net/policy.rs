@@ -15,6 +15,8 @@ pub enum Refusal {
         addr: IpAddr,
         /// The row, and the carrying form if any.
         found: RangeMatch,
+        /// It is also one of the host's own addresses.
+        own: bool,
     },
     /// The address is one of the host's own.
     OwnAddress {
@@ -45,16 +47,20 @@ impl Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refusal::Range { addr, found } => {
+            Refusal::Range { addr, found, own } => {
                 let r = found.range;
                 match found.carrier {
                     Some((c, v4)) => write!(
                         f,
                         "{addr} is an {} address carrying {v4}, which is {} ({}: {})",
                         c.name, r.name, r.block, r.why
-                    ),
-                    None => write!(f, "{addr} is {} ({}: {})", r.name, r.block, r.why),
+                    )?,
+                    None => write!(f, "{addr} is {} ({}: {})", r.name, r.block, r.why)?,
                 }
+                if *own && r.name != "loopback" {
+                    write!(f, ", and an address of this host")?;
+                }
+                Ok(())
             }
             Refusal::OwnAddress { addr } => write!(
                 f,
@@ -113,8 +119,8 @@ impl AddrPolicy {
                 continue;
             }
             let ip = addr.ip();
-            // The host's own addresses first: "an address of this host" says more than the
-            // range a private or loopback one of them is also in.
+            // Read even for an address a range refuses, so the refusal can say that it is
+            // also this host's (the range alone would hide why it matters).
             let own = match &own {
                 Some(list) => list,
                 None => own.insert(read.take().map_or(Ok(Vec::new()), |f| f()).map_err(|e| {
@@ -125,11 +131,17 @@ impl AddrPolicy {
                 })?),
             };
             let canonical = carried_v4(ip).map_or(ip, IpAddr::V4);
-            if own.contains(&ip) || own.contains(&canonical) {
-                return Err(Refusal::OwnAddress { addr: ip });
-            }
-            if let Some(found) = refused_range(ip) {
-                return Err(Refusal::Range { addr: ip, found });
+            let is_own = own.contains(&ip) || own.contains(&canonical);
+            match refused_range(ip) {
+                Some(found) => {
+                    return Err(Refusal::Range {
+                        addr: ip,
+                        found,
+                        own: is_own,
+                    });
+                }
+                None if is_own => return Err(Refusal::OwnAddress { addr: ip }),
+                None => {}
             }
         }
         Ok(())

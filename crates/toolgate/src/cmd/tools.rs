@@ -15,7 +15,7 @@ pub fn run(args: ToolsArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return usage_error("tools", e),
     };
-    let registry = match setup::registry(args.session.tools_snapshot.as_deref()) {
+    let registry = match setup::registry(args.session.tools_snapshot.as_deref(), &loaded.settings) {
         Ok(r) => r,
         Err(e) => return usage_error("tools", e),
     };
