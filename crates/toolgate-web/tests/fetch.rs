@@ -229,6 +229,7 @@ async fn redirects_are_checked_again_and_other_hosts_are_not_followed() {
     let server = Server::start(move |req| match req.path.as_str() {
         "/same-host-other-port" => Reply::redirect(302, &hidden_url),
         "/meta" => Reply::redirect(301, &to_meta),
+        "/elsewhere" => Reply::redirect(301, "https://docs.example/page"),
         "/loop" => Reply::redirect(302, "/loop"),
         "/hop" => Reply::redirect(307, "/final"),
         "/final" => Reply::ok("text/plain", "arrived"),
@@ -243,18 +244,23 @@ async fn redirects_are_checked_again_and_other_hosts_are_not_followed() {
         hidden.requests().is_empty(),
         "the redirect reached the hidden server"
     );
-    // Another host (the metadata service): reported, not followed.
+    // Another host: the metadata service (an address) is refused at once; a name is
+    // reported, not followed.
     let r = fetch(&f, &server.url("/meta")).await;
+    assert_eq!(code(&r), Some(ErrorCode::Denied), "{r:?}");
+    assert!(
+        message(&r).contains("redirected to http://169.254.169.254/"),
+        "{}",
+        message(&r)
+    );
+    let r = fetch(&f, &server.url("/elsewhere")).await;
     let t = text(&r);
     assert!(
-        t.contains("169.254.169.254") && t.contains("does not follow"),
+        t.contains("docs.example") && t.contains("does not follow"),
         "{t}"
     );
-    assert_eq!(
-        structured(&r)["redirect"],
-        "http://169.254.169.254/latest/meta-data/"
-    );
-    // ...and fetching it as told is refused.
+    assert_eq!(structured(&r)["redirect"], "https://docs.example/page");
+    // ...and fetching the metadata service directly is refused too.
     let r = fetch(&f, "http://169.254.169.254/latest/meta-data/").await;
     assert_eq!(code(&r), Some(ErrorCode::Denied), "{r:?}");
     // A loop stops.

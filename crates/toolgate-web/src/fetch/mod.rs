@@ -160,6 +160,20 @@ impl TypedTool for WebFetchTool {
                     })??;
                 match fetched {
                     Outcome::CrossHost { from, to, status } => {
+                        // An address the next call would be refused anyway is said now.
+                        if let Ok(next) = target::target(to.clone(), &self.config)
+                            && let Host::Ip(ip) = next.host
+                            && let Err(e) = target::check(
+                                &next,
+                                &[std::net::SocketAddr::new(ip, next.port)],
+                                &self.policy,
+                            )
+                        {
+                            return Err(WebError::Refused(format!(
+                                "{from} redirected to {to}, which is refused: {e}"
+                            ))
+                            .into());
+                        }
                         return Ok(redirect_notice(&from, &to, status));
                     }
                     Outcome::Page(f) => {
