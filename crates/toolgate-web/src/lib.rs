@@ -30,6 +30,7 @@
 mod config;
 mod error;
 mod fetch;
+mod http;
 mod search;
 mod summarize;
 #[cfg(feature = "testing")]

@@ -1,8 +1,8 @@
 //! The HTTP exchange: one connection target at a time, each pinned to addresses that passed
 //! the check, redirects followed by hand, the body read with both byte caps.
 //!
-//! reqwest is built per fetch with a resolver that answers only the name being fetched, and
-//! only with the addresses [`checked_addresses`] cleared for this hop, so there is no second
+//! reqwest is built per hop with a resolver that answers only that hop's name, and only with
+//! the addresses [`checked_addresses`] cleared for it (and its port), so there is no second
 //! lookup between the check and the connection (no DNS rebinding window). Address literals
 //! never reach a resolver; they are checked before the request. Environment proxies are
 //! ignored (a proxy would resolve the name itself, past the check), redirects are not
@@ -11,7 +11,7 @@
 
 use std::io::Read;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -19,7 +19,7 @@ use reqwest::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH,
 use toolgate_protocol::net::{AddrPolicy, Host};
 
 use super::target::{Target, checked_addresses, target};
-use crate::config::{MAX_REDIRECTS, USER_AGENT, WebFetchConfig};
+use crate::config::{MAX_REDIRECTS, WebFetchConfig};
 use crate::error::{WebError, describe};
 
 /// A response read whole.
@@ -53,19 +53,14 @@ pub(crate) enum Outcome {
     },
 }
 
-/// The one name this fetch's client may resolve, and the addresses cleared for it.
-#[derive(Debug, Default)]
-struct Pinned(Mutex<Option<(String, Vec<SocketAddr>)>>);
-
-struct PinnedResolver(Arc<Pinned>);
+/// The one name a hop's client may resolve, and the addresses cleared for it (`None` for an
+/// address literal, which is never resolved).
+struct PinnedResolver(Option<(String, Vec<SocketAddr>)>);
 
 impl Resolve for PinnedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let found = self
             .0
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
             .filter(|(n, _)| n.eq_ignore_ascii_case(name.as_str()))
             .map(|(_, addrs)| addrs.clone());
@@ -85,27 +80,24 @@ pub(crate) async fn fetch(
     config: &WebFetchConfig,
     policy: &AddrPolicy,
 ) -> Result<Outcome, WebError> {
-    let pinned = Arc::new(Pinned::default());
-    let client = reqwest::Client::builder()
-        .use_rustls_tls()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .connect_timeout(config.connect_timeout)
-        .dns_resolver(Arc::new(PinnedResolver(Arc::clone(&pinned))))
-        .user_agent(USER_AGENT)
-        .build()
-        .map_err(|e| {
-            WebError::Failed(format!(
-                "the HTTP client could not be set up: {}",
-                describe(&e)
-            ))
-        })?;
     let mut current = first;
     for _ in 0..=MAX_REDIRECTS {
         let addrs = checked_addresses(&current, config, policy).await?;
-        if let Host::Name(name) = &current.host {
-            *pinned.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((name.clone(), addrs));
-        }
+        // A client per hop, answering only this hop's name with only its checked addresses.
+        let pinned = match &current.host {
+            Host::Name(name) => Some((name.clone(), addrs)),
+            Host::Ip(_) => None,
+        };
+        let client = crate::http::builder(current.url.scheme() == "https")
+            .connect_timeout(config.connect_timeout)
+            .dns_resolver(Arc::new(PinnedResolver(pinned)))
+            .build()
+            .map_err(|e| {
+                WebError::Failed(format!(
+                    "the HTTP client could not be set up: {}",
+                    describe(&e)
+                ))
+            })?;
         let resp = client
             .get(current.url.clone())
             .header(ACCEPT, "text/html, text/markdown, text/plain, application/json;q=0.9, application/pdf;q=0.8, */*;q=0.5")

@@ -10,8 +10,8 @@
 
 mod backends;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -20,7 +20,7 @@ use toolgate_core::{ToolContext, ToolError, TypedTool};
 use toolgate_protocol::net::{DomainPattern, Host};
 use toolgate_protocol::{Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec};
 
-use crate::config::{USER_AGENT, WebSearchConfig};
+use crate::config::WebSearchConfig;
 use crate::error::WebError;
 use crate::wrap::wrap_untrusted;
 use backends::{Hit, Query};
@@ -48,7 +48,8 @@ pub struct WebSearchTool {
     spec: ToolSpec,
     config: Arc<WebSearchConfig>,
     key: Option<String>,
-    client: Result<reqwest::Client, String>,
+    /// Built at the first search: the trust store is read only when searching.
+    client: OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl WebSearchTool {
@@ -73,14 +74,6 @@ impl WebSearchTool {
             .as_deref()
             .and_then(|v| std::env::var(v).ok())
             .filter(|k| !k.is_empty());
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(config.timeout)
-            .user_agent(USER_AGENT)
-            .build()
-            .map_err(|e| format!("the HTTP client could not be set up: {e}"));
         WebSearchTool {
             spec: ToolSpec {
                 name: "WebSearch".into(),
@@ -103,7 +96,7 @@ impl WebSearchTool {
             },
             config: Arc::new(config),
             key,
-            client,
+            client: OnceLock::new(),
         }
     }
 }
@@ -161,6 +154,12 @@ impl TypedTool for WebSearchTool {
         let cfg = &self.config;
         let client = self
             .client
+            .get_or_init(|| {
+                crate::http::builder(cfg.url.starts_with("https:"))
+                    .timeout(cfg.timeout)
+                    .build()
+                    .map_err(|e| format!("the HTTP client could not be set up: {e}"))
+            })
             .as_ref()
             .map_err(|e| WebError::Failed(e.clone()))?;
         if self.key.is_none()
