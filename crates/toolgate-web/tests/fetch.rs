@@ -230,6 +230,8 @@ async fn redirects_are_checked_again_and_other_hosts_are_not_followed() {
         "/same-host-other-port" => Reply::redirect(302, &hidden_url),
         "/meta" => Reply::redirect(301, &to_meta),
         "/elsewhere" => Reply::redirect(301, "https://docs.example/page"),
+        "/to-file" => Reply::redirect(302, "file:///etc/passwd"),
+        "/creds" => Reply::redirect(302, "http://user:pw@127.0.0.1/"),
         "/loop" => Reply::redirect(302, "/loop"),
         "/hop" => Reply::redirect(307, "/final"),
         "/final" => Reply::ok("text/plain", "arrived"),
@@ -263,6 +265,11 @@ async fn redirects_are_checked_again_and_other_hosts_are_not_followed() {
     // ...and fetching the metadata service directly is refused too.
     let r = fetch(&f, "http://169.254.169.254/latest/meta-data/").await;
     assert_eq!(code(&r), Some(ErrorCode::Denied), "{r:?}");
+    // Unusable redirect targets are the fetch failing, not the model's input.
+    for path in ["/to-file", "/creds"] {
+        let r = fetch(&f, &server.url(path)).await;
+        assert_eq!(code(&r), Some(ErrorCode::ExecutionFailed), "{path}: {r:?}");
+    }
     // A loop stops.
     let r = fetch(&f, &server.url("/loop")).await;
     assert_eq!(code(&r), Some(ErrorCode::ExecutionFailed), "{r:?}");

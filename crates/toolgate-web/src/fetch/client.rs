@@ -121,6 +121,13 @@ pub(crate) async fn fetch(
                     current.url
                 ))
             })?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(WebError::Failed(format!(
+                    "{} redirected to a `{}:` URL, which WebFetch does not fetch",
+                    current.url,
+                    next.scheme()
+                )));
+            }
             if next.host_str() != current.url.host_str() {
                 return Ok(Outcome::CrossHost {
                     from: current.url,
@@ -128,7 +135,14 @@ pub(crate) async fn fetch(
                     status: status.as_u16(),
                 });
             }
-            current = target(next, config)?;
+            // The server chose this URL, not the model: a bad one is the fetch failing.
+            let from = current.url.clone();
+            current = target(next, config).map_err(|e| match e {
+                WebError::BadInput(why) => {
+                    WebError::Failed(format!("{from} redirected to an unusable URL: {why}"))
+                }
+                other => other,
+            })?;
             continue;
         }
         return read_page(current.url, resp, config)
