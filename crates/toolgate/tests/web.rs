@@ -406,3 +406,64 @@ fn webfetch_rules_match_the_host_contacted() {
     assert_eq!(status, Some(2), "{v}");
     assert_eq!(server.requests().len(), 1);
 }
+
+#[test]
+fn webfetch_model_answers_the_prompt_through_the_classifier_client() {
+    let env = Env::new();
+    let page = Server::start(|_| Reply::ok("text/html", "<p>The answer is 42.</p>"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // An Anthropic Messages compatible endpoint that answers every request the same way.
+    let model = Server::start(|req| {
+        if req.method == "POST" && req.path == "/v1/messages" {
+            Reply::ok(
+                "application/json",
+                json!({"content": [{"type": "text", "text": "It says 42."}]}).to_string(),
+            )
+        } else {
+            Reply::Full {
+                status: 404,
+                headers: vec![],
+                body: Vec::new(),
+            }
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut settings: Value =
+        serde_json::from_str(&local_settings(&[&page])).unwrap_or_else(|e| panic!("{e}"));
+    settings["webFetch"]["model"] =
+        json!({"kind": "anthropic", "endpoint": model.url(""), "model": "small"});
+    let settings = settings.to_string();
+    let (status, v) = env.call(
+        &["--settings", &settings, "--allow", "WebFetch"],
+        "WebFetch",
+        fetch_input(&page.url("/")),
+    );
+    let (text, code) = outcome(&v);
+    assert_eq!((status, code), (Some(0), None), "{v}");
+    assert!(
+        text.contains("It says 42.") && !text.contains("The answer is 42."),
+        "{text}"
+    );
+    assert_eq!(model.requests().len(), 1);
+    let config = env.run(&[
+        "config",
+        "--settings",
+        &settings,
+        "--workspace",
+        env.ws().to_str().unwrap_or_default(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&config.stdout)
+            .contains("WebFetch: prompts answered by anthropic small")
+    );
+    // A model setting without an endpoint is refused at start-up.
+    let bad = json!({"webFetch": {"model": {"kind": "anthropic"}}}).to_string();
+    let out = env.run(&[
+        "tools",
+        "--settings",
+        &bad,
+        "--workspace",
+        env.ws().to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+}
