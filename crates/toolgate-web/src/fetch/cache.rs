@@ -55,7 +55,7 @@ impl PageCache {
 
     /// Keeps `page` for `url`, dropping the oldest pages beyond `max_bytes` (a page larger
     /// than the whole cache is not kept).
-    pub(crate) fn put(&self, url: &str, page: CachedPage, max_bytes: usize) {
+    pub(crate) fn put(&self, url: &str, page: Arc<CachedPage>, max_bytes: usize) {
         let size = page.size();
         if size > max_bytes {
             return;
@@ -75,9 +75,7 @@ impl PageCache {
         }
         inner.bytes += size;
         inner.order.push_back(url.to_owned());
-        inner
-            .pages
-            .insert(url.to_owned(), (Instant::now(), Arc::new(page)));
+        inner.pages.insert(url.to_owned(), (Instant::now(), page));
     }
 }
 
@@ -85,15 +83,15 @@ impl PageCache {
 mod tests {
     use super::*;
 
-    fn page(text: &str) -> CachedPage {
-        CachedPage {
+    fn page(text: &str) -> Arc<CachedPage> {
+        Arc::new(CachedPage {
             final_url: "u".into(),
             status: 200,
             content_type: None,
             kind: "text",
             wire_bytes: 0,
             text: text.into(),
-        }
+        })
     }
 
     #[test]

@@ -144,72 +144,95 @@ impl TypedTool for WebFetchTool {
         let cache = ctx.session.extensions.get_or_init(PageCache::default);
         let t = self.target(&input.url)?;
         let key = t.url.to_string();
-        let (page, cached) = match cache.get(&key, self.config.cache_ttl) {
-            Some(page) => (page, true),
-            None => {
-                let limit = self.config.timeout;
-                let deadline = tokio::time::Instant::now() + limit;
-                let fetched = tokio::time::timeout(limit, client::fetch(t, &self.config, &self.policy))
-                    .await
-                    .map_err(|_| WebError::Timeout {
-                        ms: limit.as_millis() as u64,
-                        what: format!(
-                            "{key}: no complete response within {} ms (webFetch.timeoutMs); the server may be slow or trickling data",
-                            limit.as_millis()
-                        ),
-                    })??;
-                match fetched {
-                    Outcome::CrossHost { from, to, status } => {
-                        // An address the next call would be refused anyway is said now.
-                        if let Ok(next) = target::target(to.clone(), &self.config)
-                            && let Host::Ip(ip) = next.host
-                            && let Err(e) = target::check(
-                                &next,
-                                &[std::net::SocketAddr::new(ip, next.port)],
-                                &self.policy,
-                            )
-                        {
-                            return Err(WebError::Refused(format!(
-                                "{from} redirected to {to}, which is refused: {e}"
-                            ))
-                            .into());
-                        }
-                        return Ok(redirect_notice(&from, &to, status));
-                    }
-                    Outcome::Page(f) => {
-                        if f.status >= 400 {
-                            return Err(WebError::Failed(format!(
-                                "{}: the server answered HTTP {}",
-                                f.url, f.status
-                            ))
-                            .into());
-                        }
-                        let (text, kind) = convert::to_text(&f, self.config.max_chars, deadline)
-                            .await
-                            .map_err(|e| match e {
-                                WebError::Timeout { ms: 0, what } => WebError::Timeout {
-                                    ms: limit.as_millis() as u64,
-                                    what: format!("{key}: {what}"),
-                                },
-                                other => other,
-                            })?;
-                        let page = CachedPage {
-                            final_url: f.url.to_string(),
-                            status: f.status,
-                            content_type: f.content_type,
-                            kind: kind.name(),
-                            wire_bytes: f.wire_bytes,
-                            text,
-                        };
-                        if !self.config.cache_ttl.is_zero() {
-                            cache.put(&key, page.clone(), self.config.cache_max_bytes);
-                        }
-                        (Arc::new(page), false)
-                    }
+        if let Some(page) = cache.get(&key, self.config.cache_ttl) {
+            return Ok(self.answer(&key, &page, true, &input.prompt).await);
+        }
+        match self.fetch_page(t, &key).await? {
+            Got::Redirect(notice) => Ok(notice),
+            Got::Page(page) => {
+                let page = Arc::new(page);
+                if !self.config.cache_ttl.is_zero() {
+                    cache.put(&key, Arc::clone(&page), self.config.cache_max_bytes);
                 }
+                Ok(self.answer(&key, &page, false, &input.prompt).await)
             }
+        }
+    }
+}
+
+/// What a fetch brought back.
+enum Got {
+    /// A page, as text.
+    Page(CachedPage),
+    /// A redirect to another host, told to the model.
+    Redirect(ToolOutput),
+}
+
+impl WebFetchTool {
+    /// Fetches and converts, all within `webFetch.timeoutMs`.
+    async fn fetch_page(&self, t: Target, key: &str) -> Result<Got, WebError> {
+        let limit = self.config.timeout;
+        let limit_ms = limit.as_millis() as u64;
+        let deadline = tokio::time::Instant::now() + limit;
+        let fetched = tokio::time::timeout(limit, client::fetch(t, &self.config, &self.policy))
+            .await
+            .map_err(|_| WebError::Timeout {
+                ms: limit_ms,
+                what: format!(
+                    "{key}: no complete response within {limit_ms} ms (webFetch.timeoutMs); the server may be slow or trickling data"
+                ),
+            })??;
+        let f = match fetched {
+            Outcome::CrossHost { from, to, status } => {
+                self.refuse_redirect_to_address(&from, &to)?;
+                return Ok(Got::Redirect(redirect_notice(&from, &to, status)));
+            }
+            Outcome::Page(f) => f,
         };
-        Ok(self.answer(&key, &page, cached, &input.prompt).await)
+        if f.status >= 400 {
+            return Err(WebError::Failed(format!(
+                "{}: the server answered HTTP {}",
+                f.url, f.status
+            )));
+        }
+        let (text, kind) = convert::to_text(&f, self.config.max_chars, deadline)
+            .await
+            .map_err(|e| match e {
+                WebError::Timeout { ms: 0, what } => WebError::Timeout {
+                    ms: limit_ms,
+                    what: format!("{key}: {what}"),
+                },
+                other => other,
+            })?;
+        Ok(Got::Page(CachedPage {
+            final_url: f.url.to_string(),
+            status: f.status,
+            content_type: f.content_type,
+            kind: kind.name(),
+            wire_bytes: f.wire_bytes,
+            text,
+        }))
+    }
+
+    /// A redirect to another host naming a refused address is refused now, rather than
+    /// suggested to the model as a URL to fetch.
+    fn refuse_redirect_to_address(
+        &self,
+        from: &reqwest::Url,
+        to: &reqwest::Url,
+    ) -> Result<(), WebError> {
+        let Ok(next) = target::target(to.clone(), &self.config) else {
+            return Ok(());
+        };
+        let Host::Ip(ip) = next.host else {
+            return Ok(());
+        };
+        target::check(
+            &next,
+            &[std::net::SocketAddr::new(ip, next.port)],
+            &self.policy,
+        )
+        .map_err(|e| WebError::Refused(format!("{from} redirected to {to}, which is refused: {e}")))
     }
 }
 
