@@ -139,6 +139,23 @@ async fn every_spelling_of_an_internal_address_is_denied_before_sending() {
             message(&r)
         );
     }
+    // The host's own (non-loopback) interface address: a service on 0.0.0.0 answers there.
+    let own = toolgate_protocol::net::local_addresses()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|a| !a.is_loopback() && !matches!(a, IpAddr::V6(v6) if v6.segments()[0] == 0xfe80))
+        .unwrap_or_else(|| panic!("this host has no non-loopback address to test with"));
+    let host = match own {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => format!("[{a}]"),
+    };
+    let r = fetch(&f, &format!("http://{host}:{p}/")).await;
+    assert_eq!(code(&r), Some(ErrorCode::Denied), "{r:?}");
+    assert!(
+        message(&r).contains("an address of this host"),
+        "{}",
+        message(&r)
+    );
     assert!(
         server.requests().is_empty(),
         "a refused fetch reached the server"
