@@ -111,7 +111,7 @@ pub use classifier::{
     AutoReviewer, BuiltinClassifier, Classifier, ClassifierConfig, ClassifierInput,
     ClassifierVerdict, classifier_from,
 };
-pub use classifier_model::{HttpTransport, ModelClassifier, Transport};
+pub use classifier_model::{HttpTransport, ModelClassifier, ModelClient, ModelError, Transport};
 pub use constraints::Constraints;
 pub use engine::{Engine, EngineBuilder, PolicyRequest, RuleInput};
 pub use error::PolicyError;

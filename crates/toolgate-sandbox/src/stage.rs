@@ -448,7 +448,8 @@ mod tests {
         let mut policy = SandboxPolicy::workspace_write(&ws, None);
         policy.enabled = true;
         policy.network.mode = NetworkMode::Allowlist;
-        policy.network.allowed_domains = vec!["allowed.test".into()];
+        // Any port: the server listens on a random one (80 and 443 only by default).
+        policy.network.allowed_domains = vec!["allowed.test:*".into()];
         let hosts = HashMap::from([
             ("allowed.test".to_owned(), vec![addr]),
             ("blocked.test".to_owned(), vec![addr]),

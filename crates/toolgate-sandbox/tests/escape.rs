@@ -815,7 +815,8 @@ fn allowlist_proxy_allows_listed_domains_only() {
     hosts.insert("blocked.test".to_owned(), vec![ip]);
     let proxy = Proxy::start_with_hosts(
         &sock,
-        DomainRules::new(&["allowed.test".into()], &[]),
+        // Any port: the test server listens on a random one (80 and 443 only by default).
+        DomainRules::new(&["allowed.test:*".into()], &[]),
         hosts,
         move |d| d2.lock().map(|mut v| v.push(d.clone())).is_ok(),
     )

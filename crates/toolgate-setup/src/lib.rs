@@ -34,6 +34,7 @@
 mod if_matcher;
 mod prompting;
 mod sandbox;
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -52,6 +53,7 @@ use toolgate_protocol::PermissionMode;
 
 pub use if_matcher::PolicyIfMatcher;
 pub use prompting::{Prompting, WrapPrompter};
+pub use web::status as web_status;
 
 /// A setup problem: bad options, broken settings or an unusable workspace. Nothing ran.
 #[derive(Debug, Error)]
@@ -74,6 +76,9 @@ pub enum SetupError {
     /// The hooks in the settings are malformed.
     #[error(transparent)]
     Hooks(#[from] toolgate_hooks::HookError),
+    /// The web tools' settings are invalid.
+    #[error(transparent)]
+    Web(#[from] toolgate_web::WebError),
     /// The path of the sandbox helper is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -254,28 +259,29 @@ pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, 
     })
 }
 
-/// The tools every session starts with, configured by `settings` (the `env` its commands
-/// get).
-pub fn builtin_tools(settings: &Settings) -> Vec<Arc<dyn Tool>> {
+/// The tools a session with these settings starts with: the file and shell tools (their
+/// commands get the settings' `env`), WebFetch, and WebSearch when a backend is configured.
+pub fn builtin_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
     let shell = toolgate_tools::shell::ShellConfig {
         set_env: settings.env_vars(),
         ..Default::default()
     };
     tools.extend(toolgate_tools::shell::shell_tools(&shell));
-    tools
+    tools.extend(web::tools(settings)?);
+    Ok(tools)
 }
 
-/// The registry of built-in tools for `settings`, pinned to a snapshot if one is given.
-pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry, RegistryError> {
+/// The registry of the tools for `settings`, pinned to a snapshot if one is given.
+pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry, SetupError> {
     let mut builder = Registry::builder();
-    for tool in builtin_tools(settings) {
+    for tool in builtin_tools(settings)? {
         builder = builder.register_arc(tool);
     }
     if let Some(path) = snapshot {
         builder = builder.snapshot(Snapshot::load(path)?);
     }
-    builder.build()
+    Ok(builder.build()?)
 }
 
 /// The view of a session in `mode`, trimmed by `choice`, by bare-name deny rules and by the

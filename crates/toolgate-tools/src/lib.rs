@@ -86,6 +86,7 @@ pub use grep::{GrepInput, GrepTool};
 pub use ledger::{Fingerprint, ReadRecord, read_record};
 pub use multi_edit::{MultiEditInput, MultiEditTool};
 pub use notebook::{CellType, EditMode, NotebookEditInput, NotebookEditTool};
+pub use pdf::{PdfError, PdfPages, PdfText, pdf_text};
 pub use read::{ReadInput, ReadTool};
 pub use replace::EditOp;
 pub use search::OutputMode;

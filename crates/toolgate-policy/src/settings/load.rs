@@ -167,6 +167,12 @@ pub(crate) struct RawSettings {
     /// Top-level keys toolgate does not know (filled after parsing).
     #[serde(skip)]
     pub unknown_keys: Vec<String>,
+    /// WebFetch's settings; the web crate reads them.
+    #[serde(default)]
+    pub web_fetch: Option<serde_json::Map<String, Value>>,
+    /// WebSearch's backend; the web crate reads it.
+    #[serde(default)]
+    pub web_search: Option<serde_json::Map<String, Value>>,
 }
 
 /// Parses settings text; errors carry the file name, line and column.

@@ -78,6 +78,7 @@ pub(crate) fn merge(
     // Untrusted projects' sandbox sections, applied after every trusted source so that
     // "narrower than what applies without it" compares with the whole of the rest.
     let mut gated_sandboxes: Vec<(String, serde_json::Map<String, Value>)> = Vec::new();
+    let mut web_fetch = serde_json::Map::new();
     for (idx, layer) in layers.into_iter().enumerate() {
         let Layer { info, raw } = layer;
         let kind = info.kind;
@@ -254,6 +255,13 @@ pub(crate) fn merge(
             s.warnings
                 .push(format!("{label}: unknown key `{unknown}` is ignored{hint}"));
         }
+        merge_web(
+            &mut s,
+            &mut web_fetch,
+            (idx, &label, gated),
+            raw.web_fetch,
+            raw.web_search,
+        );
         if let Some(tg) = raw.toolgate {
             for (name, config) in tg.profiles {
                 if gated {
@@ -309,6 +317,7 @@ pub(crate) fn merge(
         merge_narrowing(&mut sandbox, sb, "sandbox", &label, &mut s.warnings);
     }
     s.sandbox = Value::Object(sandbox);
+    s.web_fetch = Value::Object(web_fetch);
     if let Some(m) = &cli.mode {
         s.cli_mode =
             Some(
@@ -374,6 +383,40 @@ fn merge_narrowing(
             }
             (Some(Effect::Ignored), _) => {}
             _ => warnings.push(format!("{label}: {path} {UNTRUSTED_NOTE}")),
+        }
+    }
+}
+
+/// `webFetch` (merged like `sandbox`) and `webSearch` (taken whole from the highest source
+/// that sets it). Both widen what the agent can reach — private addresses, plain HTTP, a
+/// search backend and the API key sent to it — so a project's wait for trust, like its allow
+/// rules; every other source applies at once.
+fn merge_web(
+    s: &mut Settings,
+    web_fetch: &mut serde_json::Map<String, Value>,
+    (idx, label, gated): (usize, &str, bool),
+    fetch: Option<serde_json::Map<String, Value>>,
+    search: Option<serde_json::Map<String, Value>>,
+) {
+    if let Some(f) = fetch {
+        if gated {
+            s.warnings
+                .push(format!("{label}: webFetch {UNTRUSTED_NOTE}"));
+        } else {
+            merge_json(web_fetch, f);
+        }
+    }
+    if let Some(w) = search {
+        if gated {
+            s.warnings
+                .push(format!("{label}: webSearch {UNTRUSTED_NOTE}"));
+        } else if s.web_search.is_none() {
+            s.web_search = Some(Sourced {
+                value: Value::Object(w),
+                source: idx,
+                active: true,
+                note: None,
+            });
         }
     }
 }

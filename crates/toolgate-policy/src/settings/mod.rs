@@ -166,6 +166,11 @@ pub struct Settings {
     /// `env`: variables for the commands toolgate runs, each from the highest source that
     /// sets it (an untrusted project's wait for trust).
     pub env: BTreeMap<String, Sourced<String>>,
+    /// `webFetch`, merged from the sources in force (arrays concatenated, scalars from the
+    /// highest); an untrusted project's waits for trust.
+    pub web_fetch: Value,
+    /// `webSearch` from the highest source in force that sets it, taken whole.
+    pub web_search: Option<Sourced<Value>>,
     /// Warnings for `toolgate config`.
     pub warnings: Vec<String>,
 }
@@ -343,6 +348,8 @@ impl Settings {
             "sandbox": self.sandbox,
             "profiles": self.profiles.iter().map(|(n, p)| (n.clone(), json!({"source": self.label(p.source), "profile": p.value}))).collect::<serde_json::Map<_, _>>(),
             "constraints": self.constraints.iter().map(|(p, c, s)| json!({"tools": p, "source": self.label(*s), "constraint": c})).collect::<Vec<_>>(),
+            "webFetch": self.web_fetch,
+            "webSearch": self.web_search.as_ref().map(|w| json!({"source": self.label(w.source), "webSearch": w.value})),
             "warnings": self.warnings,
         })
     }
@@ -454,6 +461,12 @@ impl Settings {
                 c.value.kind_name(),
                 self.label(c.source)
             );
+        }
+        if self.web_fetch.as_object().is_some_and(|o| !o.is_empty()) {
+            let _ = writeln!(o, "webFetch {}", self.web_fetch);
+        }
+        if let Some(w) = &self.web_search {
+            let _ = writeln!(o, "webSearch {}  ({})", w.value, self.label(w.source));
         }
         if let Some(i) = self.catastrophic_ask {
             let _ = writeln!(

@@ -80,9 +80,15 @@ pub fn run(args: ConfigArgs) -> ExitCode {
         let mut v = loaded.settings.to_json();
         v["engineWarnings"] = serde_json::json!(loaded.engine.warnings());
         v["effectiveMode"] = serde_json::json!(loaded.mode.as_str());
+        v["webTools"] = serde_json::json!(
+            toolgate_setup::web_status(&loaded.settings)
+                .lines()
+                .collect::<Vec<_>>()
+        );
         output::print_json(&v)
     } else {
         let mut text = loaded.settings.render(loaded.engine.warnings());
+        text.push_str(&toolgate_setup::web_status(&loaded.settings));
         if let Some(p) = &loaded.profile {
             text.push_str(&format!(
                 "profile  {} selected (mode {})\n",
