@@ -56,6 +56,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod child;
 mod gate;
 pub mod policy;
 pub mod registry;
