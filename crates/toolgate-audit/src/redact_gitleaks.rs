@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 
@@ -82,8 +82,9 @@ enum Target {
 struct Allowlist {
     target: Target,
     regexes: Vec<Regex>,
-    /// Lowercase.
-    stopwords: Vec<String>,
+    /// Any stopword, case-insensitively (gitleaks lowercases the secret; some rules list
+    /// over a thousand stopwords, so one automaton, not a loop).
+    stopwords: Option<AhoCorasick>,
     /// An `AND` allowlist with path or commit conditions: those are never met here.
     unreachable: bool,
     and: bool,
@@ -100,7 +101,15 @@ impl Allowlist {
             },
             // An allowlist regex that does not compile allows nothing (masks more).
             regexes: a.regexes.iter().filter_map(|r| compile(r)).collect(),
-            stopwords: a.stopwords.iter().map(|w| w.to_lowercase()).collect(),
+            // A stopword list that does not build allows nothing (masks more).
+            stopwords: (!a.stopwords.is_empty())
+                .then(|| {
+                    AhoCorasickBuilder::new()
+                        .ascii_case_insensitive(true)
+                        .build(&a.stopwords)
+                        .ok()
+                })
+                .flatten(),
             unreachable: and && (!a.paths.is_empty() || !a.commits.is_empty()),
             and,
         }
@@ -118,14 +127,14 @@ impl Allowlist {
         };
         let by_regex =
             !target.is_empty() && self.regexes.iter().any(|r| r.is_match(target.as_bytes()));
-        let lower = secret.to_lowercase();
-        let by_stopword = !secret.is_empty() && self.stopwords.iter().any(|w| lower.contains(w));
+        let by_stopword =
+            !secret.is_empty() && self.stopwords.as_ref().is_some_and(|s| s.is_match(secret));
         if self.and {
             let mut checks = Vec::new();
             if !self.regexes.is_empty() {
                 checks.push(by_regex);
             }
-            if !self.stopwords.is_empty() {
+            if self.stopwords.is_some() {
                 checks.push(by_stopword);
             }
             !checks.is_empty() && checks.iter().all(|c| *c)
@@ -228,9 +237,11 @@ impl Gitleaks {
                 allowlists: r.allowlists.iter().map(Allowlist::new).collect(),
             });
         }
+        // A DFA: the keyword pass runs on every string of every record.
         let keywords = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&words)?;
         Ok(Self {
             rules,
@@ -243,15 +254,16 @@ impl Gitleaks {
 
     /// The secrets in `text`, in no particular order (they may overlap).
     pub(crate) fn find(&self, text: &str, out: &mut Vec<Span>) {
-        let mut selected: Vec<usize> = self.always.clone();
+        let mut selected: Vec<usize> = Vec::new();
         for m in self.keywords.find_overlapping_iter(text) {
             if let Some(rules) = self.keyword_rules.get(m.pattern().as_usize()) {
                 selected.extend_from_slice(rules);
             }
         }
-        if selected.is_empty() {
+        if selected.is_empty() && self.always.is_empty() {
             return;
         }
+        selected.extend_from_slice(&self.always);
         selected.sort_unstable();
         selected.dedup();
         for index in selected {

@@ -44,11 +44,14 @@ permission rules, sandbox) and audited. A result with isError and _meta \
 enum Slot {
     /// One session for the connection (stdio, an HTTP session), opened on first use, with
     /// the profile its opener authenticated as: every later request must carry the same.
-    Connection(Arc<Mutex<Option<(Gate, Option<String>)>>>),
+    Connection(Arc<Mutex<Option<Opened>>>),
     /// Sessionless requests (2026-07-28 HTTP): one session per identity (authenticated
     /// profile and client name), shared by every request that carries it.
     ByClient(ByName),
 }
+
+/// A connection's session and the profile its opener authenticated as.
+type Opened = (Gate, Option<String>);
 
 /// Gate sessions by client identity, with when each was last used.
 type ByName = Arc<Mutex<HashMap<ClientIdentity, (Gate, Instant)>>>;
