@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod child;
 mod gate;
 pub mod registry;
 pub mod sandbox;

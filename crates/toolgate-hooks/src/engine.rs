@@ -163,7 +163,13 @@ impl HookEngine {
                 tokio::spawn(async move {
                     let r = run_handler(&h, event, &bytes, &cwd, &env, &http).await;
                     if r.status != HookStatus::Ok {
-                        tracing::warn!(handler = %r.handler, error = ?r.error, "async hook failed");
+                        let redactor = toolgate_audit::Redactor::shared();
+                        let error = r.error.as_deref().map(|e| redactor.redact_str(e));
+                        tracing::warn!(
+                            handler = %redactor.redact_str(&r.handler),
+                            error = ?error,
+                            "async hook failed"
+                        );
                     }
                 });
             } else {

@@ -33,6 +33,12 @@ fn main() -> ExitCode {
     if let Some(code) = cmd::sandbox::fast_run() {
         return code;
     }
+    // Before any thread or child exists: what an embedder handed us (`--prompt-fds`, or
+    // anything else) stays ours, and our children cannot reach our descriptors through
+    // /proc. `sandbox run` above is a plain command runner and passes descriptors on like
+    // `env` does. See toolgate_core::child.
+    let sealed = toolgate_core::child::seal_inherited_descriptors();
+    let hidden = toolgate_core::child::hide_from_children();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if is_hook_call(&e) => {
@@ -52,6 +58,12 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
+    if let Err(e) = sealed {
+        tracing::warn!(error = %e, "inherited descriptors could not be marked close-on-exec");
+    }
+    if let Err(e) = hidden {
+        tracing::warn!(error = %e, "could not make the process non-dumpable");
+    }
     cmd::run(cli)
 }
 

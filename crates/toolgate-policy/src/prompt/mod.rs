@@ -6,6 +6,7 @@
 //! [`crate::Engine::suggest`] proposes — exact, one per subcommand, never broader than what
 //! was approved — to `.toolgate/settings.local.json` (file edits: this session only).
 
+mod channel;
 mod jsonl;
 mod terminal;
 

@@ -152,6 +152,9 @@ pub(crate) fn spawn(req: SpawnRequest<'_>) -> Result<Proc, SpawnError> {
         .stderr(writer_err)
         .process_group(0)
         .kill_on_drop(true);
+    // Nothing but 0–2 and the report pipe (installed next) reaches the command: in
+    // particular no approval channel (docs/permissions.md).
+    toolgate_core::child::only_standard_descriptors(&mut cmd);
     // SAFETY: the closure runs in the child between fork and exec; it only calls dup2 or
     // fcntl (async-signal-safe) and allocates nothing on success.
     unsafe {
