@@ -166,6 +166,30 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// [`KEYS`] as the Markdown table in `docs/permissions.md` (a test keeps the two equal).
+pub fn markdown_table() -> String {
+    let mut out =
+        String::from("| key | an untrusted project's value | what it is |\n|---|---|---|\n");
+    for k in KEYS {
+        let effect = match k.effect {
+            Narrows => "narrows: applies at once".to_owned(),
+            Widens => "widens: waits for `toolgate trust`".to_owned(),
+            Scale(scale, default) => format!(
+                "applies at once when at least as narrow as what applies without it (default `{default}`; widest to narrowest: {}), else waits for trust",
+                scale
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            ),
+            ManagedOnly => "honoured only in managed settings".to_owned(),
+            Ignored => "accepted, not used by toolgate".to_owned(),
+        };
+        out.push_str(&format!("| `{}` | {effect} | {} |\n", k.path, k.about));
+    }
+    out
+}
+
 /// Whether `value` sits at or past `base` on `scale` (narrower or the same). A value not on
 /// the scale is not narrower.
 pub fn at_least_as_narrow(scale: &[&str], value: &str, base: &str) -> bool {
@@ -200,6 +224,19 @@ mod tests {
         assert_eq!(nearest_top_level("zzzzzzzzzz"), None);
         assert!(is_known_top_level("statusLine"));
         assert!(!is_known_top_level("permisions"));
+    }
+
+    #[test]
+    fn the_docs_carry_the_table() {
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/permissions.md"),
+        )
+        .unwrap_or_default();
+        assert!(
+            docs.contains(&markdown_table()),
+            "docs/permissions.md must contain the settings-key table as keys::markdown_table() renders it:\n{}",
+            markdown_table()
+        );
     }
 
     #[test]

@@ -350,6 +350,10 @@ impl Settings {
             "constraints": self.constraints.iter().map(|(p, c, s)| json!({"tools": p, "source": self.label(*s), "constraint": c})).collect::<Vec<_>>(),
             "webFetch": self.web_fetch,
             "webSearch": self.web_search.as_ref().map(|w| json!({"source": self.label(w.source), "webSearch": w.value})),
+            // Names and sources only: values may be credentials.
+            "env": self.env.iter().map(|(k, v)| (k.clone(), json!({"source": self.label(v.source), "active": v.active}))).collect::<serde_json::Map<_, _>>(),
+            "disableAllHooks": self.disable_all_hooks.as_ref().map(|d| json!({"value": d.value, "source": self.label(d.source)})),
+            "classifier": self.classifier.as_ref().map(|c| json!({"source": self.label(c.source)})),
             "warnings": self.warnings,
         })
     }
