@@ -162,6 +162,35 @@ fn main() {
                 Err(e) => result(cmd, false, format!("{path}: {e}")),
             }
         }
+        // Send a datagram to a socket of the host from an anonymous datagram pair, which
+        // needs no socket(2): `sendto` with an address, then a second `connect`. TARGET is a
+        // path, or `@name` for an abstract socket.
+        "unix-dgram-send" => {
+            use std::os::linux::net::SocketAddrExt;
+            use std::os::unix::net::{SocketAddr, UnixDatagram};
+            let target = arg(&args, 2);
+            let addr = match target.strip_prefix('@') {
+                Some(name) => SocketAddr::from_abstract_name(name.as_bytes()),
+                None => SocketAddr::from_pathname(target),
+            }
+            .unwrap_or_else(|e| result(cmd, false, format!("address {target}: {e}")));
+            let (a, _b) = UnixDatagram::pair()
+                .unwrap_or_else(|e| result(cmd, false, format!("socketpair: {e}")));
+            let sent = a.send_to_addr(b"PWNED-SENDTO", &addr);
+            if sent.is_ok() {
+                result(cmd, true, format!("{target}: sendto delivered"));
+            }
+            let connected = a
+                .connect_addr(&addr)
+                .and_then(|()| a.send(b"PWNED-CONNECT"));
+            match (sent, connected) {
+                (_, Ok(_)) => result(cmd, true, format!("{target}: connect+send delivered")),
+                (Err(e1), Err(e2)) => {
+                    result(cmd, false, format!("{target}: sendto: {e1}; connect: {e2}"))
+                }
+                (Ok(_), Err(_)) => unreachable!("handled above"),
+            }
+        }
         // Anonymous connected pairs stay allowed: desired outcome, prints WORKS.
         "socketpair" => {
             let (mut a, mut b) =

@@ -47,6 +47,8 @@ pub(crate) struct Ready {
     pub policy: SandboxPolicy,
     /// Files shown read-only inside the private `/tmp` (the program to run, when it lives there).
     pub tmp_binds: Vec<PathBuf>,
+    /// Host paths kept visible inside the hidden socket directories (`mounts::SOCKET_DIRS`).
+    pub socket_keeps: Vec<PathBuf>,
     pub tier_a: bool,
     pub net_ns: bool,
     pub cwd: PathBuf,
@@ -222,7 +224,7 @@ fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
         if ready.policy.filesystem.mode == FsMode::Off {
             mounts::setup_off()?;
         } else {
-            let created = mounts::setup(&ready.policy, &ready.tmp_binds)?;
+            let created = mounts::setup(&ready.policy, &ready.tmp_binds, &ready.socket_keeps)?;
             if let Some(fd) = &ready.placeholders {
                 // Non-blocking pipe: a list too long for it only means those placeholders
                 // stay in the workspace.

@@ -168,7 +168,14 @@ fn supervise(
     let landlock = if plan.applies(Layer::Landlock) {
         let deny_tcp = !tier_a && policy.network.mode != NetworkMode::Full;
         let read_denied = expand_host(&policy.filesystem.read_denied);
-        Some(landlock::spec(!tier_a, &writable, &read_denied, deny_tcp)?)
+        let deny_unix_paths = !policy.network.allow_all_unix_sockets;
+        Some(landlock::spec(
+            !tier_a,
+            &writable,
+            &read_denied,
+            deny_tcp,
+            deny_unix_paths,
+        )?)
     } else {
         None
     };
@@ -282,9 +289,15 @@ fn supervise(
     } else {
         Vec::new()
     };
+    let socket_keeps = if tier_a {
+        mounts::socket_dir_keeps(policy, &cwd)
+    } else {
+        Vec::new()
+    };
     let ready = Ready {
         policy: policy.clone(),
         tmp_binds,
+        socket_keeps,
         tier_a,
         net_ns,
         cwd,

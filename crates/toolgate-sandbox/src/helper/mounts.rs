@@ -2,7 +2,9 @@
 //!
 //! 1. `/` private; tmpfs base on `/tmp`; `pivot_root` into it (old root at `/oldroot`).
 //! 2. rbind `/oldroot` → `/newroot`, then one recursive `mount_setattr(RDONLY|NOSUID|NODEV)`.
-//! 3. Private `/tmp` (tmpfs), minimal `/dev` (tmpfs + binds of a few device nodes).
+//! 3. Private `/tmp` (tmpfs), minimal `/dev` (tmpfs + binds of a few device nodes), and
+//!    unless `allowAllUnixSockets`, an empty read-only tmpfs over `/run` (and a real
+//!    `/var/run`) with what must stay readable bound back ([`SOCKET_DIRS`]).
 //! 4. Writable roots: rbind from `/oldroot` (the host's writable mounts), nosuid/nodev.
 //! 5. Carve-outs: read-only self-binds; missing protected paths get an empty placeholder first;
 //!    a protected symlink gets a mask mounted on the link itself (`move_mount`, no-follow).
@@ -31,6 +33,20 @@ const MASK_DIR: &str = "/mask-dir";
 
 /// Device nodes bound into the minimal `/dev`.
 const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Where the host's daemons keep their sockets (FHS: `/run`, and `/var/run`, its old name,
+/// when that is a directory of its own rather than a link to `/run`). Hidden behind an empty
+/// tmpfs unless `allowAllUnixSockets`: `connect(2)` and `sendto(2)` reach a socket file
+/// through a read-only mount, and a datagram socket — journald's, `/dev/log`'s target,
+/// chronyd's command socket — accepts from any datagram socket, including one of an
+/// anonymous pair. This layer does not depend on how the command got its socket; seccomp
+/// (datagram pairs refused) and Landlock ABI 9 (no pathname socket) add to it. What
+/// programs read there is bound back read-only: see [`socket_dir_keeps`].
+pub(crate) const SOCKET_DIRS: &[&str] = &["/run", "/var/run"];
+
+/// Size of the tmpfs hiding a [`SOCKET_DIRS`] entry: it holds only the mount points of what
+/// is bound back.
+const SOCKET_DIR_TMPFS: &str = "mode=0755,size=64k";
 
 /// `/proc` entries made read-only (writable by uid 0 without capabilities otherwise).
 const PROC_READONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi"];
@@ -371,11 +387,81 @@ pub(crate) fn setup_off() -> Result<(), SandboxError> {
     mount_proc(Path::new("/proc"))
 }
 
+/// The host paths inside a hidden [`SOCKET_DIRS`] entry that must stay visible (computed
+/// on the host side, before pid 1 exists): the resolver configuration `/etc/resolv.conf`
+/// links to (`/run/systemd/resolve/stub-resolv.conf` and the like), and the roots and the
+/// working directory when they lie there. Empty when nothing is hidden.
+pub(crate) fn socket_dir_keeps(policy: &SandboxPolicy, cwd: &Path) -> Vec<PathBuf> {
+    if policy.network.allow_all_unix_sockets || policy.filesystem.mode == FsMode::Off {
+        return Vec::new();
+    }
+    let hidden: Vec<&Path> = SOCKET_DIRS
+        .iter()
+        .map(Path::new)
+        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+        .collect();
+    let under_hidden = |p: &Path| hidden.iter().any(|h| p.starts_with(h));
+    let mut keep = Vec::new();
+    if let Ok(resolv) = std::fs::canonicalize("/etc/resolv.conf")
+        && under_hidden(&resolv)
+        && resolv.is_file()
+    {
+        keep.push(resolv);
+    }
+    let fs = &policy.filesystem;
+    for p in fs
+        .writable_roots
+        .iter()
+        .chain(&fs.project_roots)
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(cwd))
+    {
+        if under_hidden(p) && !keep.iter().any(|k| k == p) {
+            keep.push(p.to_path_buf());
+        }
+    }
+    keep
+}
+
+/// Mounts an empty tmpfs over each [`SOCKET_DIRS`] directory and binds `keep` back
+/// read-only. Returns the tmpfs mount points, to be made read-only once every later mount
+/// point inside them exists.
+fn hide_socket_dirs(keep: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
+    let mut hidden = Vec::new();
+    for dir in SOCKET_DIRS.iter().map(Path::new) {
+        let dst = under(NEW, dir);
+        if !std::fs::symlink_metadata(&dst).is_ok_and(|m| m.is_dir()) {
+            continue; // missing, or a link into another hidden directory
+        }
+        tmpfs(&dst, SOCKET_DIR_TMPFS)?;
+        for k in keep.iter().filter(|k| k.starts_with(dir)) {
+            let (src, kdst) = (under(OLD, k), under(NEW, k));
+            if src.is_dir() {
+                mkdir_p(&kdst)?;
+                bind(&src, &kdst, true)?;
+            } else {
+                if let Some(parent) = kdst.parent() {
+                    mkdir_p(parent)?;
+                }
+                touch(&kdst, 0o444)?;
+                bind(&src, &kdst, false)?;
+            }
+            setattr(
+                &kdst,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            )?;
+        }
+        hidden.push(dst);
+    }
+    Ok(hidden)
+}
+
 /// Builds the whole view and pivots into it. Returns the placeholders it created on the
-/// host (see `crate::placeholders`).
+/// host (see `crate::placeholders`). `socket_keeps`: see [`socket_dir_keeps`].
 pub(crate) fn setup(
     policy: &SandboxPolicy,
     tmp_binds: &[PathBuf],
+    socket_keeps: &[PathBuf],
 ) -> Result<Vec<PathBuf>, SandboxError> {
     let fs = &policy.filesystem;
     let mut created = Vec::new();
@@ -426,6 +512,11 @@ pub(crate) fn setup(
         }
     }
     setup_dev(new, policy.limits.tmp_size_bytes)?;
+    let hidden = if policy.network.allow_all_unix_sockets {
+        Vec::new()
+    } else {
+        hide_socket_dirs(socket_keeps)?
+    };
 
     let mut writable: Vec<&PathBuf> = if fs.mode == FsMode::WorkspaceWrite {
         fs.writable_roots.iter().collect()
@@ -498,6 +589,17 @@ pub(crate) fn setup(
         for p in expand(pattern) {
             mask(&p, &fs.read_allowed)?;
         }
+    }
+    for dir in &hidden {
+        // Only the tmpfs itself: what is bound into it keeps its own flags.
+        let e = sys::mount_setattr(
+            libc::AT_FDCWD,
+            &cstr(dir)?,
+            0,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            0,
+        );
+        check(e, || format!("mount_setattr {}", dir.display()))?;
     }
     mount_proc(&new.join("proc"))?;
 
