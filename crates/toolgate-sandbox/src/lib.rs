@@ -64,10 +64,11 @@ pub use helper::helper_main;
 pub use helper::init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT};
 pub use plan::{HELPER_ARG, HELPER_BIN, Plan, Prepared, command, helper_exe, prepare};
 pub use policy::{
-    COMMONDIR_PLACEHOLDER, DEFAULT_ENV_ALLOW, DEFAULT_MAX_PROCESSES, DEFAULT_PROXY_PORT,
-    DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FsMode, FsPolicy, Limits, NetworkMode, NetworkPolicy,
-    ProtectedName, SandboxPolicy, WhenMissing, default_home_read_deny, default_protected,
-    default_root_read_deny,
+    COMMONDIR_PLACEHOLDER, DEFAULT_ENV_ALLOW, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_PERCENT,
+    DEFAULT_PROXY_PORT, DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FALLBACK_DEFAULT_MEMORY_BYTES,
+    FsMode, FsPolicy, Limits, MemoryLimit, NetworkMode, NetworkPolicy, ProtectedName,
+    SandboxPolicy, WhenMissing, default_home_read_deny, default_memory_bytes,
+    default_protected, default_root_read_deny,
 };
 pub use probe::{
     DISABLE_ENV, Layer, LayerStatus, PROBE_CACHE_ENV, Probe, Tier, disabled_from_env, probe,

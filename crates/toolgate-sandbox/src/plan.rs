@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::cgroup::CgroupInfo;
 use crate::error::SandboxError;
 use crate::helper::seccomp;
-use crate::policy::{FsMode, NetworkMode, SandboxPolicy};
+use crate::policy::{FsMode, MemoryLimit, NetworkMode, SandboxPolicy};
 use crate::probe::{Layer, Probe, Tier};
 
 /// The hidden subcommand: `toolgate __sandbox-exec …` runs [`crate::helper_main`].
@@ -111,11 +111,19 @@ impl Plan {
             // Non-root without a pids cgroup: RLIMIT_NPROC (per user namespace) suffices.
         }
         let mut memory_via_rlimit_as = false;
-        if policy.limits.memory_bytes.is_some() && !probe.has(Layer::CgroupMemory) {
-            memory_via_rlimit_as = true;
-            warnings.push("memory limited by RLIMIT_AS (no memory cgroup)".to_owned());
-        } else if policy.limits.memory_bytes.is_some() {
-            applied.push(Layer::CgroupMemory);
+        let memory = policy.limits.memory;
+        match (memory, probe.has(Layer::CgroupMemory)) {
+            (MemoryLimit::Unlimited, _) => {}
+            (_, true) => applied.push(Layer::CgroupMemory),
+            (MemoryLimit::Bytes(_), false) => {
+                memory_via_rlimit_as = true;
+                warnings.push("memory limited by RLIMIT_AS (no memory cgroup)".to_owned());
+            }
+            (MemoryLimit::Default, false) => warnings.push(
+                "default memory limit not enforced (no memory cgroup); set \
+                 sandbox.limits.memoryMb to enforce one through RLIMIT_AS"
+                    .to_owned(),
+            ),
         }
         let tier = if ns_ok {
             Tier::A

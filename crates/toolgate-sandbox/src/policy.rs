@@ -146,6 +146,14 @@ pub const DEFAULT_TMP_SIZE_BYTES: u64 = 1 << 30;
 /// runner, far below what a fork bomb needs to hurt the host.
 pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
 
+/// The room's default memory limit, as a share of the machine's RAM (percent): a compiler,
+/// linker or test runner gets plenty, and a runaway command leaves the other half to the
+/// host — the harness, the user's editor — instead of waking the host's OOM killer.
+pub const DEFAULT_MEMORY_PERCENT: u64 = 50;
+
+/// The default memory limit when the machine's RAM cannot be read (`sysinfo(2)` failed).
+pub const FALLBACK_DEFAULT_MEMORY_BYTES: u64 = 4 << 30;
+
 /// Default TCP port of the in-sandbox proxy bridge (`HTTP(S)_PROXY=http://127.0.0.1:PORT`).
 pub const DEFAULT_PROXY_PORT: u16 = 3128;
 
@@ -240,6 +248,56 @@ impl Default for NetworkPolicy {
     }
 }
 
+/// The memory limit of a room (`sandbox.limits.memoryMb`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryLimit {
+    /// [`default_memory_bytes`], enforced by the memory cgroup only: its fallback,
+    /// RLIMIT_AS, counts reserved address space, which runtimes that reserve large ranges
+    /// (the JVM, V8's WebAssembly) would exceed without using the memory.
+    #[default]
+    Default,
+    /// This many bytes: the memory cgroup, else RLIMIT_AS.
+    Bytes(u64),
+    /// No limit (`memoryMb: 0`).
+    Unlimited,
+}
+
+impl MemoryLimit {
+    /// The limit in bytes, if there is one.
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            MemoryLimit::Default => Some(default_memory_bytes()),
+            MemoryLimit::Bytes(n) => Some(n),
+            MemoryLimit::Unlimited => None,
+        }
+    }
+
+    /// Whether RLIMIT_AS stands in for a missing memory cgroup (an explicit limit only).
+    pub fn rlimit_as_fallback(self) -> bool {
+        matches!(self, MemoryLimit::Bytes(_))
+    }
+}
+
+/// [`DEFAULT_MEMORY_PERCENT`] of this machine's RAM (read once per process).
+pub fn default_memory_bytes() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        // SAFETY: sysinfo fills a zeroed struct we own.
+        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sysinfo(&mut info) } != 0 {
+            return FALLBACK_DEFAULT_MEMORY_BYTES;
+        }
+        // `c_ulong`: 32 bits on some targets.
+        #[allow(clippy::useless_conversion)]
+        let total = u64::from(info.totalram).saturating_mul(u64::from(info.mem_unit));
+        match total / 100 * DEFAULT_MEMORY_PERCENT {
+            0 => FALLBACK_DEFAULT_MEMORY_BYTES,
+            n => n,
+        }
+    })
+}
+
 /// Resource limits. `None` = not limited by the sandbox.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -248,8 +306,8 @@ pub struct Limits {
     pub wall_time_ms: Option<u64>,
     /// CPU seconds (RLIMIT_CPU soft; hard = soft + 1 → SIGKILL).
     pub cpu_time_secs: Option<u64>,
-    /// Memory (cgroup `memory.max`; RLIMIT_AS when no memory cgroup is available).
-    pub memory_bytes: Option<u64>,
+    /// Memory (cgroup `memory.max`; see [`MemoryLimit`] for when RLIMIT_AS stands in).
+    pub memory: MemoryLimit,
     /// Processes (cgroup `pids.max`; RLIMIT_NPROC backstop for non-root).
     pub processes: Option<u64>,
     /// Largest file the command may write (RLIMIT_FSIZE).
@@ -265,7 +323,7 @@ impl Default for Limits {
         Limits {
             wall_time_ms: None,
             cpu_time_secs: None,
-            memory_bytes: None,
+            memory: MemoryLimit::Default,
             processes: Some(DEFAULT_MAX_PROCESSES),
             file_size_bytes: None,
             open_files: None,

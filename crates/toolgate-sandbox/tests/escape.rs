@@ -573,7 +573,7 @@ fn memory_beyond_limit_is_stopped() {
     tier_a();
     let f = Fixture::new();
     let mut p = f.policy();
-    p.limits.memory_bytes = Some(128 << 20);
+    p.limits.memory = toolgate_sandbox::MemoryLimit::Bytes(128 << 20);
     let out = f.run(&p, &[&tool_s(), "alloc", "1024"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(!s.contains("ESCAPED"), "{}", text(&out));
@@ -582,6 +582,49 @@ fn memory_beyond_limit_is_stopped() {
         "{}",
         text(&out)
     );
+}
+
+/// The limit the room's memory cgroup holds, read from inside (`None`: unlimited).
+fn memory_limit_inside(f: &Fixture, p: &toolgate_sandbox::SandboxPolicy) -> Option<u64> {
+    let out = f.run(p, &[&tool_s(), "memory-limit"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    let value = s
+        .trim()
+        .strip_prefix("MEMLIMIT ")
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    // cgroup v2 says `max`; v1 a page-rounded huge number.
+    value.parse().ok().filter(|n| *n < (1u64 << 62))
+}
+
+/// With no `memoryMb`, the room's memory cgroup holds half the machine's RAM; `memoryMb`
+/// sets another value, and `0` none at all.
+#[test]
+fn memory_is_limited_by_default() {
+    tier_a();
+    require(&[Layer::CgroupMemory]);
+    let f = Fixture::new();
+    let half = toolgate_sandbox::default_memory_bytes();
+    let page = 4096;
+    let got = memory_limit_inside(&f, &f.policy());
+    assert!(
+        got.is_some_and(|n| n <= half && n + page > half),
+        "default limit {got:?}, expected {half}"
+    );
+    for (settings, want) in [
+        (r#"{"limits": {"memoryMb": 300}}"#, Some(300u64 << 20)),
+        (r#"{"limits": {"memoryMb": 0}}"#, None),
+    ] {
+        let json = serde_json::from_str(settings).unwrap_or_else(|e| panic!("{e}"));
+        let ctx = toolgate_sandbox::PolicyContext {
+            workspace: f.ws.clone(),
+            additional_dirs: Vec::new(),
+            home: Some(f.home.clone()),
+        };
+        let mut p = toolgate_sandbox::SandboxPolicy::from_settings(&json, &ctx)
+            .unwrap_or_else(|e| panic!("{e}"));
+        p.enabled = true;
+        assert_eq!(memory_limit_inside(&f, &p), want, "{settings}");
+    }
 }
 
 #[test]

@@ -191,6 +191,30 @@ fn main() {
                 (Ok(_), Err(_)) => unreachable!("handled above"),
             }
         }
+        // The memory limit of the cgroup this process is in (v1 or v2), as `MEMLIMIT <value>`.
+        "memory-limit" => {
+            let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+            for line in groups.lines() {
+                let mut parts = line.splitn(3, ':');
+                let (_, controllers, path) = (parts.next(), parts.next(), parts.next());
+                let (Some(controllers), Some(path)) = (controllers, path) else {
+                    continue;
+                };
+                let file = if controllers.split(',').any(|c| c == "memory") {
+                    format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+                } else if controllers.is_empty() {
+                    format!("/sys/fs/cgroup{path}/memory.max")
+                } else {
+                    continue;
+                };
+                if let Ok(v) = std::fs::read_to_string(&file) {
+                    println!("MEMLIMIT {}", v.trim());
+                    std::process::exit(0);
+                }
+            }
+            println!("MEMLIMIT none");
+            std::process::exit(0);
+        }
         // Anonymous connected pairs stay allowed: desired outcome, prints WORKS.
         "socketpair" => {
             let (mut a, mut b) =

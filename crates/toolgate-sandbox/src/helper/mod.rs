@@ -238,7 +238,7 @@ fn supervise(
                 .flatten();
             let mem = plan
                 .applies(Layer::CgroupMemory)
-                .then_some(policy.limits.memory_bytes)
+                .then_some(policy.limits.memory.bytes())
                 .flatten();
             Some(CommandCgroups::create(info, pids, mem)?)
         }
