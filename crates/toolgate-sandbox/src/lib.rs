@@ -62,7 +62,7 @@ pub use cgroup::CgroupInfo;
 pub use error::SandboxError;
 pub use helper::helper_main;
 pub use helper::init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT};
-pub use plan::{HELPER_ARG, HELPER_BIN, Plan, Prepared, command, helper_exe, prepare};
+pub use plan::{HELPER_ARG, HELPER_BIN, MIN_SPEC_FD, Plan, Prepared, command, helper_exe, prepare};
 pub use policy::{
     COMMONDIR_PLACEHOLDER, DEFAULT_ENV_ALLOW, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_PERCENT,
     DEFAULT_PROXY_PORT, DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FALLBACK_DEFAULT_MEMORY_BYTES,

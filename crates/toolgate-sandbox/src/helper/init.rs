@@ -96,9 +96,21 @@ pub(crate) fn signal_set(extra: &[i32]) -> libc::sigset_t {
 
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
+/// What `/proc/1/cmdline` shows inside the room instead of its creator's command line
+/// (which may name settings: `toolgate sandbox run --settings …`).
+pub(crate) const INIT_TITLE: &[u8] = b"toolgate-sandbox-init";
+
 /// pid 1. Never returns.
 pub(crate) fn run(ready: Ready) -> ! {
     let err = ready.err_fd.as_raw_fd();
+    // Before the fork, so that the command process never shows it either.
+    if !sys::overwrite_cmdline(INIT_TITLE) {
+        fail(
+            err,
+            EXIT_SETUP_FAILED,
+            "cannot replace pid 1's command line (/proc/self/stat unreadable)",
+        );
+    }
     if let Err(e) = enter(&ready) {
         fail(err, EXIT_SETUP_FAILED, &e.to_string());
     }

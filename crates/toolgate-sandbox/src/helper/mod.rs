@@ -1,4 +1,4 @@
-//! The helper: `toolgate __sandbox-exec <spec> <cwd> -- CMD…`, single-threaded.
+//! The helper: `toolgate __sandbox-exec --spec-fd <fd> <cwd> -- CMD…`, single-threaded.
 //!
 //! Process tree: the helper (host pid namespace: cgroups, wall-time limit, signal relay,
 //! clean-up) → pid 1 of the sandbox ([`init`]) → the command. Setup errors travel over a
@@ -23,7 +23,7 @@ use rustix::pipe::PipeFlags;
 
 use crate::cgroup::CommandCgroups;
 use crate::error::SandboxError;
-use crate::plan::{HELPER_ARG, HelperSpec};
+use crate::plan::{HELPER_ARG, HelperSpec, SPEC_FD_ARG};
 use crate::policy::NetworkMode;
 use crate::probe::{Layer, Tier};
 use crate::sys;
@@ -45,16 +45,47 @@ pub fn helper_main() -> ExitCode {
 
 fn usage() -> SandboxError {
     SandboxError::Encoding(format!(
-        "usage: EXE {HELPER_ARG} <spec-json> <cwd> -- CMD..."
+        "usage: EXE {HELPER_ARG} {SPEC_FD_ARG} <fd> <cwd> -- CMD..."
     ))
+}
+
+/// Reads the spec from the inherited descriptor `fd` (from offset 0: one `Command` may be
+/// spawned more than once) and closes it.
+fn read_spec(fd: &std::ffi::OsStr) -> Result<Vec<u8>, SandboxError> {
+    use std::os::unix::fs::FileExt;
+    let fd: i32 = fd.to_str().and_then(|s| s.parse().ok()).ok_or_else(usage)?;
+    // SAFETY: F_GETFD on a number only asks whether it is open.
+    if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(SandboxError::Encoding(format!(
+            "spec descriptor {fd} is not open: spawn the Command that \
+             toolgate_sandbox::command returned (it hands the descriptor over), not a copy"
+        )));
+    }
+    // SAFETY: the harness passed this open descriptor for us to own.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let len = file
+        .metadata()
+        .map_err(|e| SandboxError::Encoding(format!("spec descriptor {fd}: {e}")))?
+        .len();
+    if len > crate::plan::MAX_SPEC_BYTES as u64 {
+        return Err(SandboxError::Encoding(format!(
+            "spec of {len} bytes is too large"
+        )));
+    }
+    let mut buf = vec![0; len as usize];
+    file.read_exact_at(&mut buf, 0)
+        .map_err(|e| SandboxError::Encoding(format!("spec descriptor {fd}: {e}")))?;
+    Ok(buf)
 }
 
 fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
     let mut it = args.into_iter().skip(1);
-    if it.next().as_deref() != Some(std::ffi::OsStr::new(HELPER_ARG)) {
+    if it.next().as_deref() != Some(std::ffi::OsStr::new(HELPER_ARG))
+        || it.next().as_deref() != Some(std::ffi::OsStr::new(SPEC_FD_ARG))
+    {
         return Err(usage());
     }
-    let spec = it.next().ok_or_else(usage)?;
+    let spec = read_spec(&it.next().ok_or_else(usage)?)?;
     let cwd = PathBuf::from(it.next().ok_or_else(usage)?);
     if it.next().as_deref() != Some(std::ffi::OsStr::new("--")) {
         return Err(usage());
@@ -63,7 +94,7 @@ fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
     if argv.is_empty() {
         return Err(usage());
     }
-    let spec_bytes = spec.as_bytes();
+    let spec_bytes = spec.as_slice();
     let spec: HelperSpec = serde_json::from_slice(spec_bytes)
         .map_err(|e| SandboxError::Encoding(format!("spec: {e}")))?;
     // The helper may be a separate binary (`toolgate-sandbox-helper`); one built from other
