@@ -53,6 +53,7 @@ mod plan;
 mod policy;
 mod probe;
 mod proxy;
+mod rule_limits;
 mod settings;
 mod stage;
 mod sys;
@@ -65,10 +66,10 @@ pub use helper::init::{EXIT_SETUP_FAILED, EXIT_TIMEOUT};
 pub use plan::{HELPER_ARG, HELPER_BIN, MIN_SPEC_FD, Plan, Prepared, command, helper_exe, prepare};
 pub use policy::{
     COMMONDIR_PLACEHOLDER, DEFAULT_ENV_ALLOW, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_PERCENT,
-    DEFAULT_PROXY_PORT, DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FALLBACK_DEFAULT_MEMORY_BYTES,
-    FsMode, FsPolicy, Limits, MemoryLimit, NetworkMode, NetworkPolicy, ProtectedName,
-    SandboxPolicy, WhenMissing, default_home_read_deny, default_memory_bytes,
-    default_protected, default_root_read_deny,
+    DEFAULT_PROXY_PORT, DEFAULT_TMP_SIZE_BYTES, EnvPolicy, FALLBACK_DEFAULT_MEMORY_BYTES, FsMode,
+    FsPolicy, Limits, MemoryLimit, NetworkMode, NetworkPolicy, ProtectedName, SandboxPolicy,
+    WhenMissing, default_home_read_deny, default_memory_bytes, default_protected,
+    default_root_read_deny,
 };
 pub use probe::{
     DISABLE_ENV, Layer, LayerStatus, PROBE_CACHE_ENV, Probe, Tier, disabled_from_env, probe,
@@ -77,6 +78,7 @@ pub use proxy::{
     DomainRules, MAX_PROXY_CONNECTIONS, MAX_PROXY_CONNECTIONS_PER_TAG, Proxy, ProxyDecision,
     encode_tag,
 };
+pub use rule_limits::{DEFAULT_MAX_WALK_ENTRIES, PathLimit, PathRules, RuleLimits};
 pub use settings::{PolicyContext, normalize};
 pub use stage::{Excluder, LinuxSandbox, network_record};
 pub use timing::TIMING_ENV;

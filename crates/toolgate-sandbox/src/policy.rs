@@ -184,7 +184,7 @@ pub enum NetworkMode {
 }
 
 /// Filesystem part of a [`SandboxPolicy`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FsPolicy {
     /// Mode.
@@ -205,6 +205,26 @@ pub struct FsPolicy {
     pub write_denied: Vec<PathBuf>,
     /// Names protected inside each project root; defaults to [`default_protected`].
     pub protected: Vec<ProtectedName>,
+    /// Most entries one walk at a room's start may look at (`sandbox.filesystem.
+    /// maxWalkEntries`): the permission rules' masks, the repositories below the project
+    /// roots. Past it the room is refused.
+    pub max_walk_entries: usize,
+}
+
+impl Default for FsPolicy {
+    fn default() -> Self {
+        FsPolicy {
+            mode: FsMode::default(),
+            writable_roots: Vec::new(),
+            project_roots: Vec::new(),
+            private_tmp: false,
+            read_denied: Vec::new(),
+            read_allowed: Vec::new(),
+            write_denied: Vec::new(),
+            protected: Vec::new(),
+            max_walk_entries: crate::rule_limits::DEFAULT_MAX_WALK_ENTRIES,
+        }
+    }
 }
 
 /// Network part of a [`SandboxPolicy`].

@@ -204,6 +204,9 @@ impl SandboxPolicy {
                 ctx.resolve(raw.trim_end_matches("/**")),
             );
         }
+        if let Some(n) = get_u64(fs, "maxWalkEntries", "sandbox.filesystem.maxWalkEntries")? {
+            policy.filesystem.max_walk_entries = usize::try_from(n).unwrap_or(usize::MAX);
+        }
         let net = s.get("network").unwrap_or(&empty);
         policy.network.allowed_domains =
             get_strings(net, "allowedDomains", "sandbox.network.allowedDomains")?;
