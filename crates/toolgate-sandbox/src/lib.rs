@@ -53,6 +53,7 @@ mod plan;
 mod policy;
 mod probe;
 mod proxy;
+mod repos;
 mod rule_limits;
 mod settings;
 mod stage;

@@ -61,6 +61,15 @@ pub enum WhenMissing {
     /// Only protect it if it exists (creating it is not a persistence vector on its own, or an
     /// empty placeholder would break tools outside the sandbox).
     Skip,
+    /// Protect it if it exists; if the command creates it, move it aside after the run
+    /// (`NAME` → `NAME.toolgate-blocked`) and say so. For names directly in a root whose
+    /// empty placeholder could upset a tool outside the sandbox meanwhile (an empty
+    /// `.pre-commit-config.yaml`, `.envrc`, `lefthook.yml`) or clutter every workspace (shell
+    /// rc files). What is created exists until the run ends.
+    MoveAside,
+    /// Not protected: a writable exception inside a protected entry above it, bound back
+    /// read-write when it exists (`.claude/worktrees`, where agent worktrees live).
+    Exception,
 }
 
 /// One write-protected name, relative to the top of each writable root (workspace and
@@ -78,9 +87,13 @@ pub struct ProtectedName {
 ///
 /// Existing entries become read-only bind mounts. Missing ones with a placeholder policy get an
 /// empty placeholder on the host, mounted read-only inside and removed after the run when no
-/// other sandbox of the user still runs (`placeholders.rs`). When `.git` is missing, the
-/// placeholder of every `.git/*` entry is `.git` itself, their first missing component; a
-/// `.git` file is made read-only.
+/// other sandbox of the user still runs (`placeholders.rs`); missing [`WhenMissing::MoveAside`]
+/// ones are moved aside after the run if the command created them (`repos.rs`); an entry's
+/// `except_child` (`.claude/worktrees`) becomes a [`WhenMissing::Exception`]. When `.git` is
+/// missing, the placeholder of every `.git/*` entry is `.git` itself, their first missing
+/// component; a `.git` file is made read-only. The `.git/*` entries also apply inside every
+/// repository found below a project root (nested `.git` directories, bare repositories, and
+/// the git directories under a repository's `modules/` and `worktrees/`).
 fn protected_in_room() -> Vec<(String, WhenMissing)> {
     let mut out: Vec<(String, WhenMissing)> = Vec::new();
     for e in paths::room_entries() {
@@ -89,7 +102,12 @@ fn protected_in_room() -> Vec<(String, WhenMissing)> {
             _ => continue,
         };
         match e.room {
-            InRoom::ReadOnly(missing) => out.push((name.to_owned(), missing.into())),
+            InRoom::ReadOnly(missing) => {
+                out.push((name.to_owned(), missing.into()));
+                if let Some(child) = e.except_child {
+                    out.push((format!("{name}/{child}"), WhenMissing::Exception));
+                }
+            }
             InRoom::ReadOnlyParts(parts) => out.extend(
                 parts
                     .iter()
@@ -108,6 +126,7 @@ impl From<paths::WhenMissing> for WhenMissing {
             paths::WhenMissing::PlaceholderFile => WhenMissing::PlaceholderFile,
             paths::WhenMissing::PlaceholderCommonDir => WhenMissing::PlaceholderCommonDir,
             paths::WhenMissing::Skip => WhenMissing::Skip,
+            paths::WhenMissing::MoveAside => WhenMissing::MoveAside,
         }
     }
 }

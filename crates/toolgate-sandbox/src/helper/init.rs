@@ -49,6 +49,8 @@ pub(crate) struct Ready {
     pub tmp_binds: Vec<PathBuf>,
     /// Host paths kept visible inside the hidden socket directories (`mounts::SOCKET_DIRS`).
     pub socket_keeps: Vec<PathBuf>,
+    /// The repositories below the project roots (`crate::repos`).
+    pub nested: crate::repos::Nested,
     pub tier_a: bool,
     pub net_ns: bool,
     pub cwd: PathBuf,
@@ -236,7 +238,12 @@ fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
         if ready.policy.filesystem.mode == FsMode::Off {
             mounts::setup_off()?;
         } else {
-            let created = mounts::setup(&ready.policy, &ready.tmp_binds, &ready.socket_keeps)?;
+            let created = mounts::setup(
+                &ready.policy,
+                &ready.tmp_binds,
+                &ready.socket_keeps,
+                &ready.nested,
+            )?;
             if let Some(fd) = &ready.placeholders {
                 // Non-blocking pipe: a list too long for it only means those placeholders
                 // stay in the workspace.

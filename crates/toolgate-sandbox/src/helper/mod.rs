@@ -325,10 +325,15 @@ fn supervise(
     } else {
         Vec::new()
     };
+    let scan = scan_roots(policy, &writable)?;
     let ready = Ready {
         policy: policy.clone(),
         tmp_binds,
         socket_keeps,
+        nested: match (&scan, tier_a) {
+            (Some(scan), true) => scan.nested.clone(),
+            _ => crate::repos::Nested::default(),
+        },
         tier_a,
         net_ns,
         cwd,
@@ -446,14 +451,22 @@ fn supervise(
     }
     let (status, timed_out) = wait(pid, &sfd, policy.limits.wall_time_ms);
     crate::timing::mark("helper-init-reaped");
+    let mut placeholders = Vec::new();
     if let (Some(lock), Some(rd)) = (run_lock, ph_rd) {
         // pid 1 reaped = every process of its pid namespace is gone, and its mount namespace
         // with them (no process inside can keep it alive: setns and mount are denied). The pipe is
         // non-blocking: what pid 1 wrote is all there is.
         let mut list = Vec::new();
         read_all(&rd, &mut list);
-        lock.finish(crate::placeholders::decode(&list));
+        placeholders = crate::placeholders::decode(&list);
+        lock.finish(placeholders.clone());
         crate::timing::mark("helper-placeholders-removed");
+    }
+    if let Some(scan) = &scan {
+        for msg in scan.after_run(&placeholders) {
+            eprintln!("toolgate-sandbox: {msg}");
+        }
+        crate::timing::mark("helper-repositories-checked");
     }
     let mut code = exit_code(status, timed_out);
     let mut msg = Vec::new();
@@ -480,6 +493,27 @@ fn supervise(
     }
     crate::timing::mark("helper-done");
     Ok(code)
+}
+
+/// The repositories and persistence names below the writable project roots, before the run
+/// (`crate::repos`); `None` when nothing in the roots is writable or protected.
+fn scan_roots(
+    policy: &crate::policy::SandboxPolicy,
+    writable: &[PathBuf],
+) -> Result<Option<crate::repos::Scan>, SandboxError> {
+    let fs = &policy.filesystem;
+    if fs.mode != crate::policy::FsMode::WorkspaceWrite || fs.protected.is_empty() {
+        return Ok(None);
+    }
+    let roots: Vec<PathBuf> = fs
+        .project_roots
+        .iter()
+        .filter(|r| writable.iter().any(|w| r.starts_with(w)))
+        .cloned()
+        .collect();
+    let scan = crate::repos::Scan::new(&roots, &fs.protected, fs.max_walk_entries)?;
+    crate::timing::mark("helper-repositories-scanned");
+    Ok(Some(scan))
 }
 
 /// Expands `*`/`?` in the last component against the host filesystem (tier B Landlock).

@@ -177,7 +177,14 @@ fn protect(
                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
             )
         }
-        Err(_) if when_missing == WhenMissing::Skip => Ok(()),
+        Err(_)
+            if matches!(
+                when_missing,
+                WhenMissing::Skip | WhenMissing::MoveAside | WhenMissing::Exception
+            ) =>
+        {
+            Ok(())
+        }
         Err(_) => {
             // Create the first missing component (a directory unless it is the leaf).
             let mut cur = root.to_path_buf();
@@ -189,11 +196,8 @@ fn protect(
                     Ok(m) if m.is_dir() => continue,
                     Ok(_) => return protect(&cur, root, WhenMissing::Skip, created),
                     Err(_) => {
-                        if i + 1 < n || when_missing == WhenMissing::PlaceholderDir {
-                            std::fs::DirBuilder::new()
-                                .mode(0o755)
-                                .create(&cur)
-                                .map_err(io_err(format!("placeholder {}", cur.display())))?;
+                        let made = if i + 1 < n || when_missing == WhenMissing::PlaceholderDir {
+                            std::fs::DirBuilder::new().mode(0o755).create(&cur)
                         } else if when_missing == WhenMissing::PlaceholderCommonDir {
                             // Created and filled in one go: git outside may read it any time.
                             std::fs::OpenOptions::new()
@@ -202,9 +206,23 @@ fn protect(
                                 .mode(0o644)
                                 .open(&cur)
                                 .and_then(|mut f| f.write_all(COMMONDIR_PLACEHOLDER))
-                                .map_err(io_err(format!("placeholder {}", cur.display())))?;
                         } else {
-                            touch(&cur, 0o644)?;
+                            std::fs::OpenOptions::new()
+                                .write(true)
+                                .create_new(true)
+                                .mode(0o644)
+                                .open(&cur)
+                                .map(drop)
+                        };
+                        match made {
+                            Ok(()) => {}
+                            // Inside a placeholder made read-only for an earlier entry
+                            // (`.cargo/` for `.cargo/config.toml`): nothing can be created
+                            // there in the room anyway.
+                            Err(e) if e.raw_os_error() == Some(libc::EROFS) => return Ok(()),
+                            Err(e) => {
+                                return Err(io_err(format!("placeholder {}", cur.display()))(e));
+                            }
                         }
                         created.push(Path::new("/").join(cur.strip_prefix(NEW).unwrap_or(&cur)));
                         return protect(&cur, root, WhenMissing::Skip, created);
@@ -456,12 +474,94 @@ fn hide_socket_dirs(keep: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
     Ok(hidden)
 }
 
+/// The protected names of one project root (`nroot`, inside /newroot): the root's `.git`,
+/// every [`crate::policy::default_protected`] entry, and the writable exceptions inside them.
+fn protect_root(
+    policy: &SandboxPolicy,
+    nroot: &Path,
+    created: &mut Vec<PathBuf>,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
+    let fs = &policy.filesystem;
+    let git = nroot.join(".git");
+    let repository = is_repository_dir(&git);
+    if fs.protected.iter().any(|n| n.path.starts_with(".git/")) {
+        protect_git(&git, repository, nroot, created, pinned)?;
+    }
+    for name in &fs.protected {
+        if (name.path.starts_with(".git/") && !repository)
+            || name.when_missing == WhenMissing::Exception
+        {
+            continue; // `.git` itself is read-only or masked; exceptions come below
+        }
+        let path = nroot.join(&name.path);
+        if !name.path.starts_with(".git/") {
+            // `.cargo/config.toml`: else `mv .cargo x && mkdir .cargo` sheds the carve-out.
+            pin_ancestors(&path, nroot, pinned)?;
+        }
+        protect(&path, nroot, name.when_missing, created)?;
+    }
+    for name in fs
+        .protected
+        .iter()
+        .filter(|n| n.when_missing == WhenMissing::Exception)
+    {
+        let p = nroot.join(&name.path);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            bind(&p, &p, true)?;
+            let e = sys::mount_setattr(
+                libc::AT_FDCWD,
+                &cstr(&p)?,
+                AT_RECURSIVE,
+                MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                MOUNT_ATTR_RDONLY,
+            );
+            check(e, || format!("mount_setattr rw {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The repositories found below the project roots (`crate::repos`): each git directory is
+/// pinned and gets the `.git/…` carve-outs of the root's own; each nested `.git` file is
+/// read-only and each `.git` symlink masked.
+fn protect_nested(
+    policy: &SandboxPolicy,
+    nested: &crate::repos::Nested,
+    created: &mut Vec<PathBuf>,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
+    for dir in &nested.git_dirs {
+        let ndir = under(NEW, dir);
+        if !std::fs::symlink_metadata(&ndir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        pin_dir(&ndir, pinned)?;
+        for name in &policy.filesystem.protected {
+            if let Some(inner) = name.path.strip_prefix(".git/") {
+                protect(&ndir.join(inner), &ndir, name.when_missing, created)?;
+            }
+        }
+    }
+    for link in &nested.git_links {
+        protect(
+            &under(NEW, link),
+            Path::new(NEW),
+            WhenMissing::Skip,
+            created,
+        )?;
+    }
+    Ok(())
+}
+
 /// Builds the whole view and pivots into it. Returns the placeholders it created on the
-/// host (see `crate::placeholders`). `socket_keeps`: see [`socket_dir_keeps`].
+/// host (see `crate::placeholders`). `socket_keeps`: see [`socket_dir_keeps`]; `nested`:
+/// the repositories found below the project roots.
 pub(crate) fn setup(
     policy: &SandboxPolicy,
     tmp_binds: &[PathBuf],
     socket_keeps: &[PathBuf],
+    nested: &crate::repos::Nested,
 ) -> Result<Vec<PathBuf>, SandboxError> {
     let fs = &policy.filesystem;
     let mut created = Vec::new();
@@ -545,24 +645,9 @@ pub(crate) fn setup(
     let is_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
     let mut pinned = Vec::new();
     for root in fs.project_roots.iter().filter(|r| is_writable(r)) {
-        let nroot = under(NEW, root);
-        let git = nroot.join(".git");
-        let repository = is_repository_dir(&git);
-        if fs.protected.iter().any(|n| n.path.starts_with(".git/")) {
-            protect_git(&git, repository, &nroot, &mut created, &mut pinned)?;
-        }
-        for name in &fs.protected {
-            if name.path.starts_with(".git/") && !repository {
-                continue; // `.git` itself is read-only or masked
-            }
-            protect(
-                &nroot.join(&name.path),
-                &nroot,
-                name.when_missing,
-                &mut created,
-            )?;
-        }
+        protect_root(policy, &under(NEW, root), &mut created, &mut pinned)?;
     }
+    protect_nested(policy, nested, &mut created, &mut pinned)?;
     for p in fs.write_denied.iter().filter(|p| is_writable(p)) {
         let np = under(NEW, p);
         // The innermost writable root holding it: its ancestors up to there are pinned.
