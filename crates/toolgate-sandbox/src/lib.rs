@@ -75,6 +75,7 @@ pub use policy::{
 pub use probe::{
     DISABLE_ENV, Layer, LayerStatus, PROBE_CACHE_ENV, Probe, Tier, disabled_from_env, probe,
 };
+
 pub use proxy::{
     DomainRules, MAX_PROXY_CONNECTIONS, MAX_PROXY_CONNECTIONS_PER_TAG, Proxy, ProxyDecision,
     encode_tag,
