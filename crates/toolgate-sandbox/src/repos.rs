@@ -58,6 +58,10 @@ pub(crate) struct Scan {
     known: HashSet<PathBuf>,
     /// Every directory looked at, with what it was.
     dirs: Vec<(PathBuf, Stamp, Kind)>,
+    /// The coarse clock when the walk began. A directory changed in the same clock tick as
+    /// it was read could change again without its ctime moving ("racy", as git calls its
+    /// index entries): those whose ctime is not older than this are always read again.
+    started: (i64, i64),
     seen: HashSet<PathBuf>,
     /// [`WhenMissing::MoveAside`] names absent from a root before the run.
     absent: Vec<PathBuf>,
@@ -72,17 +76,27 @@ pub(crate) struct Scan {
 struct Stamp {
     dev: u64,
     ino: u64,
-    ctime: i64,
-    ctime_nsec: i64,
+    ctime: (i64, i64),
 }
 
 fn stamp(meta: &Metadata) -> Stamp {
     Stamp {
         dev: meta.dev(),
         ino: meta.ino(),
-        ctime: meta.ctime(),
-        ctime_nsec: meta.ctime_nsec(),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
     }
+}
+
+/// The kernel's coarse clock, which file timestamps are taken from (one tick, 1–10 ms, is
+/// their granularity on most filesystems).
+fn coarse_now() -> (i64, i64) {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills a timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    (ts.tv_sec, ts.tv_nsec)
 }
 
 /// How a directory is walked.
@@ -162,6 +176,7 @@ impl Scan {
             roots: roots.to_vec(),
             max,
             budget: max,
+            started: coarse_now(),
             ..Scan::default()
         };
         for root in roots {
@@ -242,7 +257,8 @@ impl Scan {
             let Ok(meta) = std::fs::symlink_metadata(dir) else {
                 continue;
             };
-            if meta.is_dir() && stamp(&meta) != *before {
+            let racy = before.ctime >= self.started;
+            if meta.is_dir() && (racy || stamp(&meta) != *before) {
                 check.changed(dir, *kind);
             }
         }
