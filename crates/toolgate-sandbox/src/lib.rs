@@ -8,21 +8,27 @@
 //! `main` calls [`helper_main`] before anything else (`toolgate sandbox run`, single-threaded,
 //! plays the helper's part in its own process instead; see [`cli`]). The helper:
 //!
-//! 1. creates per-command cgroups (`pids`, `memory`) when available;
+//! 1. creates per-command cgroups (`pids`, `memory`; memory defaults to half the RAM) when
+//!    available, and walks the writable project roots for repositories (`repos`);
 //! 2. `clone`s pid 1 into new `USER|NS|PID|IPC|UTS[|NET]` namespaces (the helper itself stays
 //!    in the host's); pid 1 maps the caller's uid/gid to themselves;
-//! 3. pid 1 forks the command process, then builds a read-only view of `/` with the writable
-//!    roots, carve-outs, masks, private `/tmp`, minimal `/dev`, fresh `/proc`, `pivot_root`s
+//! 3. pid 1 replaces its command line (`/proc/1/cmdline` would show its creator's), forks the
+//!    command process, then builds a read-only view of `/` with the writable roots,
+//!    carve-outs (the persistence names of [`default_protected`], every repository found),
+//!    masks, private `/tmp`, an empty `/run`, minimal `/dev`, fresh `/proc`, `pivot_root`s
 //!    into it, brings loopback up and (allow-list mode) starts the proxy bridge;
 //! 4. meanwhile the command process applies `setsid`, rlimits, `no_new_privs` and seccomp,
 //!    waits until pid 1 reports the view complete (and exits unrun if pid 1 fails), then
 //!    applies Landlock, drops capabilities, `close_range`s and `execve`s with the
 //!    allow-listed environment;
-//! 5. relays signals, enforces the wall-time limit, and exits with the command's status
+//! 5. relays signals, enforces the wall-time limit, neutralises repositories and persistence
+//!    files the command created, and exits with the command's status
 //!    (128+signal when killed, [`EXIT_TIMEOUT`] on timeout, [`EXIT_SETUP_FAILED`] when the
 //!    sandbox could not be built — with a `toolgate-sandbox:` line on stderr).
 //!
-//! [`probe()`] reports which layers work on this machine (cached per process); [`Plan`]
+//! [`SandboxPolicy::add_rule_limits`] reflects the permission engine's deny and ask path rules
+//! (through [`PathRules`]) as masks and read-only carve-outs, so the room is never wider than
+//! the engine. [`probe()`] reports which layers work on this machine (cached per process); [`Plan`]
 //! degrades layer by layer and refuses to run when `failIfUnavailable` is set and something
 //! is missing — never silently unsandboxed. [`Proxy`] is the domain allow-list HTTP(S) proxy
 //! for network `allowlist` mode.
