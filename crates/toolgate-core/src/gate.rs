@@ -52,8 +52,8 @@ pub struct Limits {
     pub max_input_bytes: usize,
     /// Largest inline result text per block; more is saved to `spill_dir`.
     pub max_result_bytes: usize,
-    /// Where over-long results are saved. Default: a per-session directory under the
-    /// system temp dir.
+    /// Where over-long results are saved: a private directory per session is made under
+    /// it. Default: the session's output directory ([`crate::outputs`]).
     pub spill_dir: Option<PathBuf>,
 }
 
@@ -686,12 +686,13 @@ impl Gate {
         };
 
         // 11 shape
+        let outputs = crate::outputs::SessionOutputs::of(&self.session);
         let outcome = outcome.map(|out| {
             let out = self.shared.constraints.shape(&spec, out);
             shape::cap_output(
                 out,
                 self.shared.limits.max_result_bytes,
-                &self.spill_dir(),
+                &self.spill_dir(&outputs),
                 &call.id,
             )
         });
@@ -699,12 +700,12 @@ impl Gate {
         finish(outcome, Some(verdict), context_notes)
     }
 
-    fn spill_dir(&self) -> PathBuf {
-        match &self.shared.limits.spill_dir {
-            Some(dir) => dir.join(self.session.id()),
-            None => std::env::temp_dir()
-                .join("toolgate-outputs")
-                .join(self.session.id()),
+    /// Where stage 11 saves what it cuts: the session's output directory
+    /// ([`crate::outputs`]), under `Limits::spill_dir` when set.
+    fn spill_dir<'a>(&'a self, outputs: &'a crate::outputs::SessionOutputs) -> shape::Spill<'a> {
+        shape::Spill {
+            outputs,
+            base: self.shared.limits.spill_dir.as_deref(),
         }
     }
 

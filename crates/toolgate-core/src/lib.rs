@@ -66,7 +66,9 @@
 pub mod audit;
 pub mod child;
 mod gate;
+pub mod outputs;
 pub mod registry;
+mod runtime_dir;
 pub mod sandbox;
 pub mod session;
 mod shape;
@@ -77,6 +79,7 @@ pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
+pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
 pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};

@@ -96,6 +96,11 @@ pub enum WhenMissing {
     PlaceholderCommonDir,
     /// Protected only when it exists.
     Skip,
+    /// Protected when it exists; when the command creates it (directly in a writable project
+    /// root), moved aside after the run (`NAME.toolgate-blocked`) and reported. For names an
+    /// empty placeholder would upset a tool outside meanwhile (an empty
+    /// `.pre-commit-config.yaml`) or clutter every workspace with (shell startup files).
+    MoveAside,
 }
 
 /// One entry of the table.
@@ -177,7 +182,7 @@ const fn personal(
 
 use InRoom::{HiddenAtRootTop, HiddenInHome, ReadOnly};
 use Pattern::{Abs, Dir, File, Glob, Home};
-use WhenMissing::{PlaceholderDir, PlaceholderFile, Skip};
+use WhenMissing::{MoveAside, PlaceholderDir, PlaceholderFile, Skip};
 
 /// Templates of dotenv files: committed examples, not secrets.
 const ENV_TEMPLATES: &[&str] = &["*example", "*sample", "*template", "*dist", "*defaults"];
@@ -206,68 +211,68 @@ pub const PATH_CLASSES: &[PathClassEntry] = &[
     protected("git configuration", Dir(".config/git"), ReadOnly(Skip),
         &["/home/u/.config/git/config", "/w/home/.config/git/ignore"],
         &["/home/u/.config/gitx/config", "/home/u/.config/nvim/init.lua"]),
-    protected("git configuration", File(".gitconfig"), ReadOnly(Skip), &["/home/u/.gitconfig"], &["/w/gitconfig.md"]),
-    protected("git configuration", File(".gitmodules"), ReadOnly(Skip), &["/w/.gitmodules", "/w/sub/.gitmodules"], &["/w/.gitmodules.bak", "/w/.gitignore"]),
+    protected("git configuration", File(".gitconfig"), ReadOnly(MoveAside), &["/home/u/.gitconfig"], &["/w/gitconfig.md"]),
+    protected("git configuration", File(".gitmodules"), ReadOnly(MoveAside), &["/w/.gitmodules", "/w/sub/.gitmodules"], &["/w/.gitmodules.bak", "/w/.gitignore"]),
     // --- editors and agents
     protected("editor configuration", Dir(".vscode"), ReadOnly(PlaceholderDir), &["/w/.vscode/settings.json"], &["/w/vscode/x"]),
-    protected("editor configuration", Dir(".idea"), ReadOnly(Skip), &["/w/.idea/workspace.xml"], &["/w/.ideas/notes.md", "/w/idea.md"]),
-    protected("dev container", Dir(".devcontainer"), ReadOnly(Skip), &["/w/.devcontainer/devcontainer.json"], &["/w/devcontainer/x.json"]),
-    protected("dev container", File(".devcontainer.json"), ReadOnly(Skip), &["/w/.devcontainer.json"], &["/w/devcontainer.json"]),
+    protected("editor configuration", Dir(".idea"), ReadOnly(MoveAside), &["/w/.idea/workspace.xml"], &["/w/.ideas/notes.md", "/w/idea.md"]),
+    protected("dev container", Dir(".devcontainer"), ReadOnly(MoveAside), &["/w/.devcontainer/devcontainer.json"], &["/w/devcontainer/x.json"]),
+    protected("dev container", File(".devcontainer.json"), ReadOnly(MoveAside), &["/w/.devcontainer.json"], &["/w/devcontainer.json"]),
     PathClassEntry {
         except_child: Some("worktrees"),
         ..protected("agent configuration", Dir(".claude"), ReadOnly(PlaceholderDir),
             &["/w/.claude/settings.json", "/w/.claude/agents/x.md", "/w/.claude", "/home/u/.claude/settings.json"],
             &["/w/.claude/worktrees/feature/src/main.rs", "/w/claude/settings.json", "/w/claude.md"])
     },
-    protected("agent configuration", File(".claude.json"), ReadOnly(Skip), &["/home/u/.claude.json"], &["/w/claude.json"]),
+    protected("agent configuration", File(".claude.json"), ReadOnly(MoveAside), &["/home/u/.claude.json"], &["/w/claude.json"]),
     protected("agent configuration", Dir(".toolgate"), ReadOnly(PlaceholderDir),
         &["/w/.toolgate/settings.json", "/w/.toolgate/settings.local.json"], &["/w/toolgate/settings.json", "/w/.toolgates/x"]),
     protected("agent configuration", File(".mcp.json"), ReadOnly(PlaceholderFile), &["/w/.mcp.json"], &["/w/mcp.json"]),
-    protected("agent configuration", Dir(".codex"), ReadOnly(Skip), &["/w/.codex/config.toml", "/home/u/.codex/config.toml"], &["/w/codex/x"]),
-    protected("agent configuration", Dir(".agents"), ReadOnly(Skip), &["/w/.agents/skills/x/SKILL.md"], &["/w/agents/x.md"]),
-    protected("agent configuration", Dir(".cursor"), ReadOnly(Skip), &["/w/.cursor/mcp.json", "/w/.cursor/rules/x.mdc"], &["/w/cursor/mcp.json"]),
-    protected("agent configuration", Dir(".gemini"), ReadOnly(Skip), &["/w/.gemini/settings.json"], &["/w/gemini/settings.json"]),
+    protected("agent configuration", Dir(".codex"), ReadOnly(MoveAside), &["/w/.codex/config.toml", "/home/u/.codex/config.toml"], &["/w/codex/x"]),
+    protected("agent configuration", Dir(".agents"), ReadOnly(MoveAside), &["/w/.agents/skills/x/SKILL.md"], &["/w/agents/x.md"]),
+    protected("agent configuration", Dir(".cursor"), ReadOnly(MoveAside), &["/w/.cursor/mcp.json", "/w/.cursor/rules/x.mdc"], &["/w/cursor/mcp.json"]),
+    protected("agent configuration", Dir(".gemini"), ReadOnly(MoveAside), &["/w/.gemini/settings.json"], &["/w/gemini/settings.json"]),
     // --- shells
-    protected("shell startup", File(".bashrc"), ReadOnly(Skip), &["/home/u/.bashrc", "/w/.bashrc"], &["/w/bashrc.example", "/w/.bashrc.d/x"]),
-    protected("shell startup", File(".bash_profile"), ReadOnly(Skip), &["/home/u/.bash_profile"], &["/w/bash_profile"]),
-    protected("shell startup", File(".bash_login"), ReadOnly(Skip), &["/home/u/.bash_login"], &["/w/bash_login"]),
-    protected("shell startup", File(".bash_aliases"), ReadOnly(Skip), &["/home/u/.bash_aliases"], &["/w/.bash_aliases.txt"]),
-    protected("shell startup", File(".bash_logout"), ReadOnly(Skip), &["/home/u/.bash_logout"], &["/w/bash_logout"]),
-    protected("shell startup", File(".zshrc"), ReadOnly(Skip), &["/home/u/.zshrc"], &["/w/zshrc"]),
-    protected("shell startup", File(".zprofile"), ReadOnly(Skip), &["/home/u/.zprofile"], &["/w/zprofile"]),
-    protected("shell startup", File(".zshenv"), ReadOnly(Skip), &["/home/u/.zshenv"], &["/w/zshenv"]),
-    protected("shell startup", File(".zlogin"), ReadOnly(Skip), &["/home/u/.zlogin"], &["/w/zlogin"]),
-    protected("shell startup", File(".zlogout"), ReadOnly(Skip), &["/home/u/.zlogout"], &["/w/zlogout"]),
-    protected("shell startup", File(".profile"), ReadOnly(Skip), &["/home/u/.profile"], &["/w/profile", "/w/src/profile.rs"]),
-    protected("shell startup", File(".envrc"), ReadOnly(Skip), &["/w/.envrc"], &["/w/envrc", "/w/.env"]),
+    protected("shell startup", File(".bashrc"), ReadOnly(MoveAside), &["/home/u/.bashrc", "/w/.bashrc"], &["/w/bashrc.example", "/w/.bashrc.d/x"]),
+    protected("shell startup", File(".bash_profile"), ReadOnly(MoveAside), &["/home/u/.bash_profile"], &["/w/bash_profile"]),
+    protected("shell startup", File(".bash_login"), ReadOnly(MoveAside), &["/home/u/.bash_login"], &["/w/bash_login"]),
+    protected("shell startup", File(".bash_aliases"), ReadOnly(MoveAside), &["/home/u/.bash_aliases"], &["/w/.bash_aliases.txt"]),
+    protected("shell startup", File(".bash_logout"), ReadOnly(MoveAside), &["/home/u/.bash_logout"], &["/w/bash_logout"]),
+    protected("shell startup", File(".zshrc"), ReadOnly(MoveAside), &["/home/u/.zshrc"], &["/w/zshrc"]),
+    protected("shell startup", File(".zprofile"), ReadOnly(MoveAside), &["/home/u/.zprofile"], &["/w/zprofile"]),
+    protected("shell startup", File(".zshenv"), ReadOnly(MoveAside), &["/home/u/.zshenv"], &["/w/zshenv"]),
+    protected("shell startup", File(".zlogin"), ReadOnly(MoveAside), &["/home/u/.zlogin"], &["/w/zlogin"]),
+    protected("shell startup", File(".zlogout"), ReadOnly(MoveAside), &["/home/u/.zlogout"], &["/w/zlogout"]),
+    protected("shell startup", File(".profile"), ReadOnly(MoveAside), &["/home/u/.profile"], &["/w/profile", "/w/src/profile.rs"]),
+    protected("shell startup", File(".envrc"), ReadOnly(MoveAside), &["/w/.envrc"], &["/w/envrc", "/w/.env"]),
     // --- package managers and build tools: configuration that runs code on install or build
-    protected("build tool configuration", Dir(".cargo"), ReadOnly(Skip), &["/home/u/.cargo/config.toml", "/w/.cargo/config.toml"], &["/w/Cargo.toml", "/w/cargo/config.toml"]),
-    protected("JS package manager", Dir(".yarn"), ReadOnly(Skip), &["/w/.yarn/releases/yarn.cjs"], &["/w/yarn.lock"]),
-    protected("JS package manager", File(".npmrc"), ReadOnly(Skip), &["/w/.npmrc", "/w/packages/a/.npmrc"], &["/w/npmrc"]),
-    protected("JS package manager", File(".yarnrc"), ReadOnly(Skip), &["/w/.yarnrc"], &["/w/yarnrc"]),
-    protected("JS package manager", File(".yarnrc.yml"), ReadOnly(Skip), &["/w/.yarnrc.yml"], &["/w/yarnrc.yml"]),
-    protected("JS package manager", File(".pnp.cjs"), ReadOnly(Skip), &["/w/.pnp.cjs"], &["/w/pnp.cjs"]),
-    protected("JS package manager", File(".pnp.loader.mjs"), ReadOnly(Skip), &["/w/.pnp.loader.mjs"], &["/w/pnp.loader.mjs"]),
-    protected("JS package manager", File(".pnpmfile.cjs"), ReadOnly(Skip), &["/w/.pnpmfile.cjs"], &["/w/pnpmfile.cjs"]),
-    protected("JS package manager", File("bunfig.toml"), ReadOnly(Skip), &["/w/bunfig.toml"], &["/w/bunfig.toml.bak"]),
-    protected("JS package manager", File(".bunfig.toml"), ReadOnly(Skip), &["/w/.bunfig.toml"], &[]),
-    protected("Bazel", File(".bazelrc"), ReadOnly(Skip), &["/w/.bazelrc"], &["/w/bazelrc"]),
-    protected("Bazel", File(".bazelversion"), ReadOnly(Skip), &["/w/.bazelversion"], &[]),
-    protected("Bazel", File(".bazeliskrc"), ReadOnly(Skip), &["/w/.bazeliskrc"], &[]),
-    protected("build wrapper", Dir(".mvn"), ReadOnly(Skip), &["/w/.mvn/jvm.config", "/w/.mvn/wrapper/maven-wrapper.properties"], &["/w/mvnw"]),
+    protected("build tool configuration", Dir(".cargo"), ReadOnly(PlaceholderDir), &["/home/u/.cargo/config.toml", "/w/.cargo/config.toml"], &["/w/Cargo.toml", "/w/cargo/config.toml"]),
+    protected("JS package manager", Dir(".yarn"), ReadOnly(MoveAside), &["/w/.yarn/releases/yarn.cjs"], &["/w/yarn.lock"]),
+    protected("JS package manager", File(".npmrc"), ReadOnly(MoveAside), &["/w/.npmrc", "/w/packages/a/.npmrc"], &["/w/npmrc"]),
+    protected("JS package manager", File(".yarnrc"), ReadOnly(MoveAside), &["/w/.yarnrc"], &["/w/yarnrc"]),
+    protected("JS package manager", File(".yarnrc.yml"), ReadOnly(MoveAside), &["/w/.yarnrc.yml"], &["/w/yarnrc.yml"]),
+    protected("JS package manager", File(".pnp.cjs"), ReadOnly(MoveAside), &["/w/.pnp.cjs"], &["/w/pnp.cjs"]),
+    protected("JS package manager", File(".pnp.loader.mjs"), ReadOnly(MoveAside), &["/w/.pnp.loader.mjs"], &["/w/pnp.loader.mjs"]),
+    protected("JS package manager", File(".pnpmfile.cjs"), ReadOnly(MoveAside), &["/w/.pnpmfile.cjs"], &["/w/pnpmfile.cjs"]),
+    protected("JS package manager", File("bunfig.toml"), ReadOnly(MoveAside), &["/w/bunfig.toml"], &["/w/bunfig.toml.bak"]),
+    protected("JS package manager", File(".bunfig.toml"), ReadOnly(MoveAside), &["/w/.bunfig.toml"], &[]),
+    protected("Bazel", File(".bazelrc"), ReadOnly(MoveAside), &["/w/.bazelrc"], &["/w/bazelrc"]),
+    protected("Bazel", File(".bazelversion"), ReadOnly(MoveAside), &["/w/.bazelversion"], &[]),
+    protected("Bazel", File(".bazeliskrc"), ReadOnly(MoveAside), &["/w/.bazeliskrc"], &[]),
+    protected("build wrapper", Dir(".mvn"), ReadOnly(MoveAside), &["/w/.mvn/jvm.config", "/w/.mvn/wrapper/maven-wrapper.properties"], &["/w/mvnw"]),
     protected("build wrapper", File("gradle-wrapper.properties"), ReadOnly(Skip), &["/w/gradle/wrapper/gradle-wrapper.properties"], &[]),
     protected("build wrapper", File("maven-wrapper.properties"), ReadOnly(Skip), &["/w/x/maven-wrapper.properties"], &[]),
     // --- commit hooks
-    protected("commit hooks", Dir(".husky"), ReadOnly(Skip), &["/w/.husky/pre-commit"], &["/w/husky.txt"]),
-    protected("commit hooks", File(".pre-commit-config.yaml"), ReadOnly(Skip), &["/w/.pre-commit-config.yaml"], &["/w/pre-commit-config.yaml"]),
-    protected("commit hooks", File("lefthook.yml"), ReadOnly(Skip), &["/w/lefthook.yml"], &[]),
-    protected("commit hooks", File("lefthook.yaml"), ReadOnly(Skip), &["/w/lefthook.yaml"], &[]),
-    protected("commit hooks", File(".lefthook.yml"), ReadOnly(Skip), &["/w/.lefthook.yml"], &[]),
-    protected("commit hooks", File(".lefthook.yaml"), ReadOnly(Skip), &["/w/.lefthook.yaml"], &[]),
+    protected("commit hooks", Dir(".husky"), ReadOnly(MoveAside), &["/w/.husky/pre-commit"], &["/w/husky.txt"]),
+    protected("commit hooks", File(".pre-commit-config.yaml"), ReadOnly(MoveAside), &["/w/.pre-commit-config.yaml"], &["/w/pre-commit-config.yaml"]),
+    protected("commit hooks", File("lefthook.yml"), ReadOnly(MoveAside), &["/w/lefthook.yml"], &[]),
+    protected("commit hooks", File("lefthook.yaml"), ReadOnly(MoveAside), &["/w/lefthook.yaml"], &[]),
+    protected("commit hooks", File(".lefthook.yml"), ReadOnly(MoveAside), &["/w/.lefthook.yml"], &[]),
+    protected("commit hooks", File(".lefthook.yaml"), ReadOnly(MoveAside), &["/w/.lefthook.yaml"], &[]),
     // --- other tools that read configuration from the workspace or home
-    protected("tool configuration", File(".ripgreprc"), ReadOnly(Skip), &["/home/u/.ripgreprc"], &[]),
-    protected("tool configuration", File("pyrightconfig.json"), ReadOnly(Skip), &["/w/pyrightconfig.json"], &[]),
-    protected("ssh configuration", Dir(".ssh"), ReadOnly(Skip), &["/home/u/.ssh/authorized_keys", "/home/u/.ssh/config"], &["/w/ssh.md", "/w/docs/ssh/setup.md"]),
+    protected("tool configuration", File(".ripgreprc"), ReadOnly(MoveAside), &["/home/u/.ripgreprc"], &[]),
+    protected("tool configuration", File("pyrightconfig.json"), ReadOnly(MoveAside), &["/w/pyrightconfig.json"], &[]),
+    protected("ssh configuration", Dir(".ssh"), ReadOnly(MoveAside), &["/home/u/.ssh/authorized_keys", "/home/u/.ssh/config"], &["/w/ssh.md", "/w/docs/ssh/setup.md"]),
 
     // --- secrets
     PathClassEntry {

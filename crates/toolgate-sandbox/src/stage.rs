@@ -14,7 +14,9 @@ use toolgate_core::sandbox::{Room, SandboxStage};
 use toolgate_core::stages::AuditSink;
 use toolgate_protocol::{CallFacts, CallRecord, ErrorCode, PermissionMode, Subject, ToolSpec};
 
-use crate::{DomainRules, NetworkMode, Plan, Proxy, ProxyDecision, SandboxPolicy, encode_tag};
+use crate::{
+    DomainRules, NetworkMode, PathRules, Plan, Proxy, ProxyDecision, SandboxPolicy, encode_tag,
+};
 
 /// Decides whether a command may run outside the sandbox (`sandbox.excludedCommands`):
 /// `Some(reason)` when it may. Built by the caller from the permission engine's compiled Bash
@@ -40,6 +42,7 @@ pub struct LinuxSandbox {
     excluded: Option<Excluder>,
     proxy_hosts: HashMap<String, Vec<SocketAddr>>,
     proxy: Arc<OnceLock<Result<RunningProxy, String>>>,
+    path_rules: Option<Arc<dyn PathRules>>,
 }
 
 impl std::fmt::Debug for LinuxSandbox {
@@ -79,7 +82,16 @@ impl LinuxSandbox {
             excluded: None,
             proxy_hosts: HashMap::new(),
             proxy: Arc::new(OnceLock::new()),
+            path_rules: None,
         }
+    }
+
+    /// Reflects the permission engine's deny and ask path rules in every room: what they
+    /// cover when the room starts is hidden (`Read`) or read-only (`Edit`), found by a
+    /// bounded walk; past the bound the call is refused (`sandbox_unavailable`).
+    pub fn with_path_rules(mut self, rules: Arc<dyn PathRules>) -> Self {
+        self.path_rules = Some(rules);
+        self
     }
 
     /// Records every network decision of the allow-list proxy in `audit` (the gate's sink).
@@ -270,13 +282,26 @@ impl SandboxStage for LinuxSandbox {
             tracing::info!("command runs outside the sandbox (dangerouslyDisableSandbox)");
             return Ok(None);
         }
-        let policy = self.effective_policy()?;
+        let mut policy = self.effective_policy()?;
+        let mut limited = None;
+        if let Some(rules) = self.path_rules.as_deref().filter(|r| r.any()) {
+            // Per room: what the rules cover is what exists when the command starts.
+            let mut p = (*policy).clone();
+            let found = p.add_rule_limits(rules).map_err(|e| e.to_string())?;
+            limited = Some((found.hidden.len(), found.read_only.len()));
+            policy = Arc::new(p);
+        }
         let plan = Plan::new(&policy, crate::probe()).map_err(|e| e.to_string())?;
         let applied: Vec<&str> = plan.applied.iter().map(|l| l.name()).collect();
         let mut description = format!("sandbox tier {:?}: {}", plan.tier, applied.join("+"));
         if !plan.missing.is_empty() {
             let missing: Vec<&str> = plan.missing.iter().map(|(l, _)| l.name()).collect();
             description.push_str(&format!(" (missing: {})", missing.join(", ")));
+        }
+        if let Some((hidden, read_only)) = limited {
+            description.push_str(&format!(
+                "; permission rules: {hidden} hidden, {read_only} read-only"
+            ));
         }
         Ok(Some(Arc::new(LinuxRoom {
             policy,

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use toolgate_core::stages::AuditSink;
 use toolgate_policy::settings::Settings;
 use toolgate_policy::{CommandPatterns, Engine, RuleKind};
-use toolgate_sandbox::{Excluder, LinuxSandbox, PolicyContext, SandboxPolicy};
+use toolgate_sandbox::{
+    Excluder, LinuxSandbox, PathLimit, PathRules, PolicyContext, SandboxPolicy,
+};
 
 use crate::SetupError;
 
@@ -24,7 +26,7 @@ pub(crate) fn enabled(settings: &Settings) -> bool {
 /// The sandbox stage, when the settings enable the sandbox.
 pub(crate) fn stage(
     settings: &Settings,
-    _engine: &Arc<Engine>,
+    engine: &Arc<Engine>,
     add_dirs: &[PathBuf],
     helper: Option<&Path>,
     audit: Option<&Arc<dyn AuditSink>>,
@@ -69,7 +71,8 @@ pub(crate) fn stage(
             toolgate_sandbox::helper_exe(&exe)
         }
     };
-    let mut stage = LinuxSandbox::new(policy, helper);
+    let mut stage = LinuxSandbox::new(policy, helper)
+        .with_path_rules(Arc::new(EnginePathRules(Arc::clone(engine))));
     if let Some(excluder) = excluder {
         stage = stage.with_excluded(excluder);
     }
@@ -77,4 +80,34 @@ pub(crate) fn stage(
         stage = stage.with_audit(Arc::clone(sink));
     }
     Ok(Some(stage))
+}
+
+/// The engine's deny and ask path rules as a sandbox room asks about them: how the
+/// engine's own matcher reaches the room (`LinuxSandbox::with_path_rules`), so that the room
+/// hides what a `Read(…)` rule covers and keeps read-only what an `Edit(…)` rule covers,
+/// with the engine's semantics and never a copy of them.
+#[derive(Clone)]
+pub struct EnginePathRules(pub Arc<Engine>);
+
+impl PathRules for EnginePathRules {
+    fn any(&self) -> bool {
+        self.0.has_room_path_limits()
+    }
+
+    fn limit(&self, path: &Path) -> Option<PathLimit> {
+        let limit = self.0.room_path_limit(path)?;
+        Some(if limit.hide {
+            PathLimit::Hide { rule: limit.rule }
+        } else {
+            PathLimit::ReadOnly { rule: limit.rule }
+        })
+    }
+
+    fn reach_beneath(&self, dir: &Path) -> bool {
+        self.0.room_path_limits_reach_beneath(dir)
+    }
+
+    fn named_dirs(&self) -> Vec<PathBuf> {
+        self.0.room_path_rule_dirs()
+    }
 }

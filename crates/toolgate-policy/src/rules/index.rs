@@ -15,6 +15,8 @@ use super::{PathFamily, Rule, RuleKind, Spec, ToolPat};
 use crate::readonly::is_read_only;
 use crate::view::{Family, PathEntry, View};
 
+mod room;
+
 /// Path globs of one list and family. Globs with a literal directory prefix
 /// (`/work/src/**/*.rs`) sit under that prefix and are tried only for paths beneath it;
 /// the others (`/**/.env`) go through one glob set.
@@ -58,6 +60,11 @@ impl PathIndex {
 
     fn is_empty(&self) -> bool {
         self.rest_owners.is_empty() && self.by_prefix.is_empty()
+    }
+
+    /// The literal directory prefixes of the globs that have one.
+    fn prefixes(&self) -> impl Iterator<Item = &str> {
+        self.by_prefix.keys().map(String::as_str)
     }
 
     /// Whether some glob could match a path strictly beneath `dir`: one without a literal

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate_core::outputs::SessionOutputs;
 use toolgate_core::{Session, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::{
     CallFacts, Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec,
@@ -18,7 +19,7 @@ use crate::shell::config::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, ShellConfig, TIME
 use crate::shell::exec::{self, Ended, ExitInfo, Proc, SpawnError, SpawnRequest};
 use crate::shell::output::{OutputBuffer, Rendered};
 use crate::shell::tasks::{self, NewTask, Task, TaskOrigin, TaskTable};
-use crate::shell::{TOOL_VERSION, env};
+use crate::shell::{TOOL_VERSION, cwd, env};
 
 /// Bash's input.
 #[derive(Debug, Deserialize)]
@@ -153,6 +154,8 @@ impl TypedTool for BashTool {
                 "`command` contains a NUL byte, which no shell can run; remove it".into(),
             ));
         }
+        // The analysis resolves relative paths against the cwd: re-resolve it first.
+        cwd::resolve(&ctx.session);
         input.analysis = Some(analyze_command(&input.command, &ctx.session, &self.config));
         Ok(())
     }
@@ -173,8 +176,8 @@ impl TypedTool for BashTool {
             .analysis
             .take()
             .unwrap_or_else(|| analyze_command(&input.command, &session, config));
-        let mut notices = Vec::new();
-        let cwd = usable_cwd(&session, &mut notices);
+        let cwd = cwd::resolve(&session);
+        let notices = cwd::take_notices(&session);
         let server = analysis.server.as_ref().filter(|s| !s.background);
         let background = input.run_in_background || server.is_some();
         let table = TaskTable::of(&session);
@@ -184,7 +187,8 @@ impl TypedTool for BashTool {
         let output = Arc::new(Mutex::new(OutputBuffer::new(
             config.max_inline_chars,
             config.max_output_bytes,
-            config.session_dir(session.id()),
+            SessionOutputs::of(&session),
+            config.output_dir.clone(),
             if background { "task-" } else { "bash-" },
         )));
         let path = if background {
@@ -215,6 +219,7 @@ impl TypedTool for BashTool {
             shell: &config.shell,
             command: &input.command,
             cwd: &cwd,
+            cwd_handle: cwd::handle(&session, &cwd),
             env,
             removed_env: &removed,
             room: ctx.room.as_deref(),
@@ -264,22 +269,6 @@ impl TypedTool for BashTool {
 
 fn lock(out: &Mutex<OutputBuffer>) -> std::sync::MutexGuard<'_, OutputBuffer> {
     out.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The session's cwd, or its root (with a notice) when the directory has gone.
-fn usable_cwd(session: &Session, notices: &mut Vec<String>) -> PathBuf {
-    let cwd = session.cwd();
-    if cwd.is_dir() {
-        return cwd;
-    }
-    let root = session.workspace().root().to_path_buf();
-    session.set_cwd(&root);
-    notices.push(format!(
-        "The working directory {} no longer exists; the command ran in {}.",
-        cwd.display(),
-        root.display()
-    ));
-    root
 }
 
 fn cap_error(table: &TaskTable, cap: usize) -> ToolError {
@@ -437,6 +426,8 @@ impl Foreground {
         let mut out = lock(&self.output);
         let rendered = out.render();
         out.discard_file_if_unneeded(&rendered);
+        // What is left is named by the result (`stdout_path`): it outlives the session.
+        out.keep_file();
         let path = out.path().map(Path::to_path_buf);
         (rendered, path)
     }
@@ -531,9 +522,15 @@ fn update_cwd(
     if target == before {
         return;
     }
-    if !session.set_cwd(&target) {
+    if !session.workspace().contains(&target) {
         notices.push(format!(
             "Shell cwd was reset to {}: {} is outside the allowed directories.",
+            before.display(),
+            target.display()
+        ));
+    } else if !cwd::set(session, &target) {
+        notices.push(format!(
+            "Shell cwd was reset to {}: {} cannot be opened without following a symlink.",
             before.display(),
             target.display()
         ));

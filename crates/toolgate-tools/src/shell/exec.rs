@@ -57,6 +57,8 @@ pub(crate) struct SpawnRequest<'a> {
     pub command: &'a str,
     /// Working directory.
     pub cwd: &'a Path,
+    /// A handle on it, to start in by `fchdir` when there is no room (`shell::cwd`).
+    pub cwd_handle: Option<OwnedFd>,
     /// The scrubbed environment (used when there is no room).
     pub env: Vec<(OsString, OsString)>,
     /// Names removed by scrubbing (removed from a room's environment too).
@@ -159,6 +161,12 @@ pub(crate) fn spawn(req: SpawnRequest<'_>) -> Result<Proc, SpawnError> {
     // fcntl (async-signal-safe) and allocates nothing on success.
     unsafe {
         cmd.pre_exec(move || install_report_fd(raw));
+    }
+    if let (None, Some(handle)) = (req.room, req.cwd_handle) {
+        // SAFETY: as above: fchdir only. The closure owns the handle until `cmd` is dropped.
+        unsafe {
+            cmd.pre_exec(move || crate::shell::cwd::enter(handle.as_raw_fd()));
+        }
     }
     let child = cmd.spawn().map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound && req.room.is_none() {

@@ -44,6 +44,7 @@
 
 mod bash;
 mod config;
+mod cwd;
 mod env;
 mod exec;
 mod output;
