@@ -94,8 +94,9 @@ pub fn is_dumpable() -> bool {
 
 /// Makes `cmd`'s child start with only descriptors 0–2 (plus what a later `pre_exec`
 /// installs, which runs after this one). Register it before the spawn site's own
-/// `pre_exec` closures.
-pub fn only_standard_descriptors(cmd: &mut tokio::process::Command) {
+/// `pre_exec` closures (a `tokio::process::Command` passes `cmd.as_std_mut()`).
+pub fn only_standard_descriptors(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt as _;
     // SAFETY: the closure runs between fork and exec and makes one async-signal-safe
     // system call; it allocates nothing. A kernel without close_range leaves the
     // start-up seal and the library's O_CLOEXEC discipline as the guard.
@@ -141,7 +142,7 @@ mod tests {
         unsafe { libc::fcntl(leaked, libc::F_SETFD, 0) };
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg("ls /proc/$$/fd");
-        only_standard_descriptors(&mut cmd);
+        only_standard_descriptors(cmd.as_std_mut());
         let out = cmd.output().await.unwrap();
         let mut fds: Vec<i32> = String::from_utf8_lossy(&out.stdout)
             .split_whitespace()

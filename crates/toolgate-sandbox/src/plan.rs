@@ -282,6 +282,7 @@ pub fn prepare(
     if !policy.enabled {
         let mut cmd = Command::new(program);
         cmd.args(args).current_dir(cwd);
+        toolgate_core::child::only_standard_descriptors(&mut cmd);
         return Ok(Prepared {
             command: cmd,
             plan: None,
@@ -299,6 +300,9 @@ pub fn prepare(
     let spec_fd = spec_memfd(json.as_bytes())?;
     let raw = spec_fd.as_raw_fd();
     let mut cmd = Command::new(helper_exe);
+    // Only 0–2 and the spec (installed next) reach the helper: nothing toolgate holds, such
+    // as an approval channel, enters the room.
+    toolgate_core::child::only_standard_descriptors(&mut cmd);
     // SAFETY: between fork and exec the closure only calls fcntl, which is
     // async-signal-safe. It owns the memfd, which is close-on-exec everywhere else (no other
     // child of a multi-threaded harness inherits it) and stays open while `cmd` lives.

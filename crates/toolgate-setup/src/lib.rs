@@ -31,6 +31,11 @@
 //! and the compiled [`Engine`] (what `toolgate config` and `toolgate hook` need).
 #![deny(missing_docs)]
 
+// docs/library.md's examples, compiled and run as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryDocs;
+
 mod if_matcher;
 mod prompting;
 mod sandbox;

@@ -223,7 +223,7 @@ pub(super) fn spawn(program: &str, args: &[String]) -> io::Result<(tokio::proces
         .stdout(std::process::Stdio::from(OwnedFd::from(theirs_out)))
         .kill_on_drop(true);
     // The prompt UI gets its socket on 0 and 1 and nothing else toolgate holds.
-    toolgate_core::child::only_standard_descriptors(&mut cmd);
+    toolgate_core::child::only_standard_descriptors(cmd.as_std_mut());
     let child = cmd.spawn()?;
     // Our copies of the command's end: closed, so that its exit reads as end of stream.
     drop(cmd);

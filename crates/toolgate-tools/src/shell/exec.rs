@@ -155,8 +155,11 @@ pub(crate) fn spawn(req: SpawnRequest<'_>) -> Result<Proc, SpawnError> {
         .process_group(0)
         .kill_on_drop(true);
     // Nothing but 0–2 and the report pipe (installed next) reaches the command: in
-    // particular no approval channel (docs/permissions.md).
-    toolgate_core::child::only_standard_descriptors(&mut cmd);
+    // particular no approval channel (docs/permissions.md). A room's command did this
+    // itself, before handing its helper the descriptors the helper needs.
+    if req.room.is_none() {
+        toolgate_core::child::only_standard_descriptors(cmd.as_std_mut());
+    }
     // SAFETY: the closure runs in the child between fork and exec; it only calls dup2 or
     // fcntl (async-signal-safe) and allocates nothing on success.
     unsafe {
