@@ -81,6 +81,7 @@ struct Shared {
 /// Builds a [`Gate`].
 pub struct GateBuilder {
     workspace: Option<PathBuf>,
+    home: Option<Option<PathBuf>>,
     add_dirs: Vec<PathBuf>,
     registry: Option<Registry>,
     view: ViewOptions,
@@ -98,6 +99,7 @@ impl Default for GateBuilder {
     fn default() -> Self {
         Self {
             workspace: None,
+            home: None,
             add_dirs: Vec::new(),
             registry: None,
             view: ViewOptions::default(),
@@ -117,6 +119,13 @@ impl GateBuilder {
     /// The workspace root (required).
     pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
         self.workspace = Some(dir.into());
+        self
+    }
+
+    /// The user's home directory, for `~` and for judging path classes below it (default:
+    /// `$HOME`).
+    pub fn home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = Some(home);
         self
     }
 
@@ -190,6 +199,9 @@ impl GateBuilder {
     pub fn build(self) -> Result<Gate, BuildError> {
         let root = self.workspace.ok_or(BuildError::NoWorkspace)?;
         let mut workspace = Workspace::new(root)?;
+        if let Some(home) = self.home {
+            workspace = workspace.with_home(home);
+        }
         for dir in &self.add_dirs {
             workspace.add_dir(dir)?;
         }

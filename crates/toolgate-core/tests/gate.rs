@@ -558,10 +558,12 @@ async fn sessions_are_independent() {
         .new_session(
             SessionOptions {
                 id: Some("s2".into()),
-                mode: PermissionMode::Plan,
                 ..Default::default()
             },
-            None,
+            Some(ViewOptions {
+                deny: vec!["Writer".into()],
+                ..Default::default()
+            }),
         )
         .unwrap();
     gate.execute(call("Writer", json!({}))).await;
@@ -569,7 +571,7 @@ async fn sessions_are_independent() {
     assert_eq!(
         code(&r),
         Some(ErrorCode::Denied),
-        "plan mode hides writers in the second session only"
+        "the second session's view hides the writer, the first's does not"
     );
     let ids: Vec<String> = fx
         .audit

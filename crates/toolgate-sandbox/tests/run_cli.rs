@@ -16,6 +16,9 @@ fn run(f: &Fixture, extra: &[&str], script: &str) -> Output {
         .args(["--", "sh", "-c", script])
         .current_dir(&f.ws)
         .env("HOME", &f.home)
+        // Its own state directory: placeholders are removed only when no other sandbox of
+        // the same state directory runs, and other tests run sandboxes meanwhile.
+        .env("XDG_RUNTIME_DIR", &f.home)
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{e}"))

@@ -202,7 +202,12 @@ fn hook_and_check_answer_alike() {
             differences.push(format!("{mode} {command:?}: hook {hook}, check {check}"));
         }
     }
-    assert!(compared > 600, "only {compared} commands compared");
+    // Every command but the blank ones the Bash tool refuses as empty.
+    assert!(
+        compared + 3 >= commands.len(),
+        "only {compared} of {} compared",
+        commands.len()
+    );
     assert!(
         differences.is_empty(),
         "{} of {compared} differ:\n{}",
@@ -219,17 +224,19 @@ fn file_tools_answer_alike_in_hook_and_check() {
         ("Read", json!({"file_path": p(".env")})),
         ("Read", json!({"file_path": p("src/main.rs")})),
         ("Read", json!({"file_path": p(".git/config")})),
+        // New files: overwriting one needs a Read first in the gate (stage 3), which a
+        // `check` cannot have made.
         (
             "Write",
-            json!({"file_path": p(".git/config"), "content": "x"}),
+            json!({"file_path": p(".git/hooks/pre-push"), "content": "x"}),
         ),
         (
             "Write",
             json!({"file_path": p("src/new.rs"), "content": "x"}),
         ),
         (
-            "Edit",
-            json!({"file_path": p("src/main.rs"), "old_string": "main", "new_string": "go"}),
+            "Write",
+            json!({"file_path": p(".vscode/settings.json"), "content": "{}"}),
         ),
         ("Grep", json!({"pattern": "x", "path": p("src")})),
         ("Grep", json!({"pattern": "x", "path": p(".")})),
