@@ -98,7 +98,6 @@ pub mod floor;
 pub mod modes;
 pub mod profiles;
 pub mod prompt;
-pub mod readonly;
 mod rules;
 pub mod settings;
 mod trace;

@@ -506,7 +506,7 @@ auto ¦ allow:Bash(npm run *) ¦ Bash npm run x ¦ - ¦ ask/default
 auto ¦ allow:Bash(npm run lint) ¦ Bash npm run lint ¦ - ¦ allow/rule
 auto ¦ allow:Bash(bash *) ¦ Bash bash x.sh ¦ - ¦ ask/default
 auto ¦ - ¦ Bash rm -rf /tmp/x ¦ - ¦ ask/default
-dontAsk ¦ - ¦ Bash ls ¦ nofacts ¦ allow/mode
+dontAsk ¦ - ¦ Bash ls ¦ - ¦ allow/mode
 dontAsk ¦ - ¦ Bash ls ¦ opaque ¦ deny/mode
 "#;
 

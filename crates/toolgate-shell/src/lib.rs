@@ -66,6 +66,7 @@
 
 #![deny(missing_docs)]
 
+mod argv;
 mod carriers;
 mod classify;
 mod exec;
@@ -283,7 +284,10 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
                 background: rec.background,
             });
         }
+        let read_only = cl.program_read_only;
         commands.push(SimpleCommand {
+            read_only,
+            normalized: None,
             text: argv.join(" "),
             program: rec.program.clone(),
             argv,

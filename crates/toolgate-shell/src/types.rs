@@ -134,6 +134,15 @@ pub struct SimpleCommand {
     pub network: Vec<String>,
     /// Its risk (the highest of its findings, else its baseline).
     pub risk: Risk,
+    /// The program only reads: one of the read-only table without an option that writes or
+    /// runs code, nothing it opens is written, and no finding. What its redirections write
+    /// (`echo hi > out.txt`) is left out here: those files are [`SimpleCommand::paths`] of
+    /// their own. Whether the whole call is read-only also needs [`Analysis::opaque`] to be
+    /// empty ([`Analysis::is_read_only`]).
+    pub read_only: bool,
+    /// `argv` with the options that only choose where or how the program runs removed and
+    /// inline aliases expanded (`git -C . push` → `git push`), when that differs from `argv`.
+    pub normalized: Option<Vec<String>>,
 }
 
 /// A recognised long-running server or watcher.
@@ -206,6 +215,9 @@ impl Analysis {
                     text: c.text.clone(),
                     wrappers: c.wrappers.clone(),
                     env: c.env.iter().map(|(name, _)| name.clone()).collect(),
+                    risk: Some(c.risk),
+                    read_only: c.read_only,
+                    normalized: c.normalized.clone(),
                 })
                 .collect(),
             urls,

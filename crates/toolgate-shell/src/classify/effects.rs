@@ -47,6 +47,8 @@ pub(crate) struct PathUse {
     pub secret: Option<&'static str>,
     /// Personal-data kind, if any.
     pub personal: Option<&'static str>,
+    /// The target of a redirection (`> f`) rather than something the program itself opens.
+    pub redirect: bool,
 }
 
 /// Everything a command touches.
@@ -101,6 +103,7 @@ impl Effects {
             protected,
             secret,
             personal,
+            redirect: false,
         });
         let n = self.paths.len() - 1;
         &mut self.paths[n]
@@ -419,9 +422,9 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
     let args: &[Field] = rec.argv.get(1..).unwrap_or(&[]);
     for r in &rec.redirects {
         if r.write && !r.target.text.is_empty() {
-            fx.add(rec, ctx, &r.target, Access::Write, false);
+            fx.add(rec, ctx, &r.target, Access::Write, false).redirect = true;
         } else if r.read && !r.target.text.is_empty() && r.target.procsub.is_none() {
-            fx.add(rec, ctx, &r.target, Access::Read, false);
+            fx.add(rec, ctx, &r.target, Access::Read, false).redirect = true;
         }
     }
     for r in &rec.extra_reads {

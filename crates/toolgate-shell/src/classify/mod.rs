@@ -214,6 +214,9 @@ pub(crate) struct Classified {
     pub findings: Vec<(Finding, &'static str)>,
     /// Baseline risk without findings.
     pub baseline: Risk,
+    /// The program only reads, apart from what its redirections write
+    /// ([`readonly::program_baseline`]), and no rule found a risk.
+    pub program_read_only: bool,
     /// Effects.
     pub fx: Effects,
 }
@@ -264,9 +267,12 @@ pub(crate) fn classify(
                 findings.push(f);
             }
             let baseline = readonly::baseline(&view);
+            let program_read_only = findings.iter().all(|(f, _)| f.risk == Risk::ReadOnly)
+                && readonly::program_baseline(&view) == Risk::ReadOnly;
             Classified {
                 findings,
                 baseline,
+                program_read_only,
                 fx: fx.clone(),
             }
         })

@@ -273,7 +273,25 @@ fn unsafe_match(prog: &str, a: &str, u: &str) -> bool {
 /// The baseline risk of a command: `ReadOnly` when the program only reads and nothing it
 /// touches is written, else `Moderate`.
 pub(crate) fn baseline(v: &View<'_>) -> Risk {
-    if v.fx.paths.iter().any(|u| u.access != Access::Read) {
+    if v.fx
+        .paths
+        .iter()
+        .any(|u| u.access != Access::Read && u.redirect)
+    {
+        return Risk::Moderate;
+    }
+    program_baseline(v)
+}
+
+/// [`baseline`] without the files the command's redirections write: whether the program
+/// itself only reads (`echo hi > out.txt` is a read-only program whose output goes to a
+/// file; the file is a path fact of its own).
+pub(crate) fn program_baseline(v: &View<'_>) -> Risk {
+    if v.fx
+        .paths
+        .iter()
+        .any(|u| u.access != Access::Read && !u.redirect)
+    {
         return Risk::Moderate;
     }
     if v.rec.argv.is_empty() {
