@@ -112,7 +112,22 @@ pub(crate) fn part(of: &Field, text: &str) -> Field {
         glob: false,
         procsub: None,
         net: of.net,
+        secret: of.secret,
     }
+}
+
+impl Grammar<'static> {
+    /// A grammar with no valued options (every option a flag) that permutes: the base for
+    /// `..Grammar::EMPTY` in constant tables.
+    pub(crate) const EMPTY: Grammar<'static> = Grammar {
+        short_val: "",
+        short_opt: "",
+        long_val: &[],
+        long_val_abbrev: &[],
+        word_val: &[],
+        word_flags: &[],
+        permute: true,
+    };
 }
 
 /// A long option's name without its dashes.

@@ -3,7 +3,6 @@
 //! `flock -c`, `su -c`, `ssh`, interpreters, functions).
 
 use brush_parser::ast;
-use toolgate_protocol::Risk;
 
 use crate::expand::clip;
 use crate::feed::Output;
@@ -53,7 +52,7 @@ pub(crate) struct Pending {
 impl Walker<'_> {
     pub fn walk_simple(&mut self, s: &ast::SimpleCommand) -> Option<usize> {
         let mut words: Vec<Field> = Vec::new();
-        let mut assigns: Vec<(String, Val, String)> = Vec::new();
+        let mut assigns: Vec<(String, Val, String, bool)> = Vec::new();
         let mut p = Pending {
             env: Vec::new(),
             redirects: self.inherited.clone(),
@@ -93,6 +92,7 @@ impl Walker<'_> {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if words.is_empty() {
                         let (val, text) = self.assignment_value(a);
+                        let secret = std::mem::take(&mut self.value_secret);
                         let name = match &a.name {
                             ast::AssignmentName::VariableName(n) => n.clone(),
                             ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
@@ -102,10 +102,11 @@ impl Walker<'_> {
                         } else {
                             val
                         };
-                        assigns.push((name, val, text));
+                        assigns.push((name, val, text, secret));
                     } else {
                         // `export A=b`, `declare -x A=b`, `local A=b`.
                         let (val, _) = self.assignment_value(a);
+                        let secret = std::mem::take(&mut self.value_secret);
                         if declaring(&words).is_some_and(|d| is_nameref(d, &words)) {
                             if let Val::Scalar(target) = &val {
                                 let target = target.clone();
@@ -114,6 +115,7 @@ impl Walker<'_> {
                             self.poison_vars("`declare -n` makes a name refer to another variable");
                         } else if let ast::AssignmentName::VariableName(n) = &a.name {
                             self.set_var(n, val);
+                            self.taint_var(n, secret);
                         }
                         words.extend(self.expand_word(&w.value));
                     }
@@ -133,15 +135,16 @@ impl Walker<'_> {
             }
         }
         if words.is_empty() {
-            for (name, val, _) in assigns {
+            for (name, val, _, secret) in assigns {
                 self.set_var(&name, val);
+                self.taint_var(&name, secret);
             }
             if p.redirects.len() > self.inherited.len() {
                 return self.record(Vec::new(), Vec::new(), p, CodeInput::None);
             }
             return None;
         }
-        p.env = assigns.into_iter().map(|(n, _, t)| (n, t)).collect();
+        p.env = assigns.into_iter().map(|(n, _, t, _)| (n, t)).collect();
         self.walk_env_code(&p.env);
         self.run_argv(words, Vec::new(), p)
     }
@@ -263,10 +266,22 @@ impl Walker<'_> {
         self.vars.assign(name, val, cond);
     }
 
+    /// Records whether a variable now holds secret material (see [`Field::secret`]).
+    pub(crate) fn taint_var(&mut self, name: &str, secret: bool) {
+        if secret {
+            self.vars.secret.insert(name.to_owned());
+        } else if self.cond == 0 {
+            self.vars.secret.remove(name);
+        }
+    }
+
+    /// The value of an assignment; sets [`Walker::value_secret`] when it carries secret
+    /// material.
     fn assignment_value(&mut self, a: &ast::Assignment) -> (Val, String) {
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let fields = self.expand_word(&w.value);
+                self.value_secret = fields.iter().any(|f| f.secret);
                 let text = fields
                     .iter()
                     .map(|f| f.text.as_str())
@@ -481,7 +496,7 @@ impl Walker<'_> {
                     clip(&first.text)
                 ));
                 if first.net {
-                    self.finding(Risk::High, "remote_code_execution", format!("`{}` (rule rce.command_from_download): the command to run is downloaded", clip(&first.text)));
+                    self.finding(crate::feed::INTERNET_CODE, "remote_code_execution", format!("`{}` (rule rce.command_from_download): the command to run is downloaded", clip(&first.text)));
                 }
                 return self.record(argv, wrappers, p, CodeInput::None);
             }
@@ -522,7 +537,13 @@ impl Walker<'_> {
             }
             if let Some(spec) = find_wrapper(&prog, &argv[1..]) {
                 match strip(spec, &argv) {
-                    Stripped::NoCommand => return self.record(argv, wrappers, p, CodeInput::None),
+                    Stripped::NoCommand => {
+                        // No command after the wrapper's options, but an option may carry
+                        // one (`npx -c 'CMD'`).
+                        let out = self.record(argv.clone(), wrappers, p, CodeInput::None);
+                        self.run_carried(&prog, &argv);
+                        return out;
+                    }
                     Stripped::At(i) => {
                         if (prog == "flock" || prog == "watch")
                             && self.run_flock_watch(&prog, &argv, i)
@@ -711,7 +732,7 @@ impl Walker<'_> {
                 .join(" ");
             if argv[1..].iter().any(|a| a.net) {
                 self.finding(
-                    Risk::High,
+                    crate::feed::INTERNET_CODE,
                     "remote_code_execution",
                     format!(
                         "`eval {}` (rule rce.eval_download): evaluates downloaded text",
@@ -825,9 +846,12 @@ impl Walker<'_> {
             extra_writes: Vec::new(),
             extra_reads: Vec::new(),
             fed: None,
+            secret: None,
+            secret_reads: Vec::new(),
         });
         let idx = self.recs.len() - 1;
         self.note_written(idx);
+        self.note_secret(idx);
         let rec = &self.recs[idx];
         if rec.program == "exec" && rec.argv.len() == 1 {
             let replaced = match &rec.stdin {

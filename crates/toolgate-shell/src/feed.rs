@@ -81,6 +81,37 @@ const OPAQUE_DECODERS: &[&str] = &[
     "uncompress",
 ];
 
+/// The risk of code downloaded and run in the same breath (`curl … | sh`, `bash <(curl …)`,
+/// `sh -c "$(curl …)"`, `eval "$(curl …)"`): nobody has read it, it can change between
+/// the review and the run, and a broad allow rule (`Bash(*)`) or a permissive mode must not
+/// let it through, so it is denied in every mode. Downloading a file and running it later in
+/// the command (`curl -o x && ./x`) only asks: the file can be inspected.
+pub(crate) const INTERNET_CODE: Risk = Risk::Catastrophic;
+
+/// The host of a URL or `[user@]host[:port]` word, lower-cased (`https://u@X.example:8/p`
+/// → `x.example`).
+pub(crate) fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let hostport = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host.to_ascii_lowercase()
+}
+
+/// Whether a URL or host names this machine (`localhost`, `127.0.0.1`, `[::1]`).
+pub(crate) fn is_loopback_url(url: &str) -> bool {
+    let host = host_of(url);
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host.starts_with("127.")
+        || host == "0.0.0.0"
+}
+
 /// Quotes a word for re-parsing.
 pub(crate) fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -365,9 +396,19 @@ impl Walker<'_> {
                 }
             }
             (Lang::Shell, Output::Text(t)) => self.nested_code(&t, origin, None, None),
+            (Lang::Make, Output::Text(t)) => {
+                let code = crate::carriers::make_to_shell(&t);
+                self.nested_code(&code, origin, None, None);
+            }
             (Lang::Interp(i), Output::Text(t)) => self.scan_interp(i, &t, prog),
+            // Internet code run straight by a shell or interpreter is denied in every mode
+            // (see `INTERNET_CODE`); code from this machine's own server only asks.
             (_, Output::Download(url)) => self.finding(
-                Risk::High,
+                if is_loopback_url(&url) {
+                    Risk::High
+                } else {
+                    INTERNET_CODE
+                },
                 "remote_code_execution",
                 format!(
                     "`{prog}` (rule rce.pipe_download): runs code downloaded from {}",

@@ -221,6 +221,8 @@ pub(crate) enum Effect {
     Finding(&'static str, Risk, &'static str, String),
     /// Something that hides what runs.
     Opaque(&'static str, String),
+    /// Talks to the network (a request, a socket).
+    Network(&'static str),
 }
 
 /// An interpreter rule: a pattern over the code and what a match means.
@@ -264,6 +266,8 @@ pub(crate) enum Action {
     Opaque(&'static str),
     /// A finding: category, risk, explanation.
     Finding(&'static str, Risk, &'static str),
+    /// Talks to the network.
+    Network,
 }
 
 /// A quoted string literal: group 1 (single) or 2 (double).
@@ -337,6 +341,7 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "awk.write", langs: &[Awk], pattern: r#"print[^>;}]*>>?\s*"([^"]+)""#, action: Action::Write, matches: &["{ print $1 > \"/etc/x\" }"], not_matches: &["{ print $1 }"]},
     InterpRule { id: "osa.shell", langs: &[Osascript], pattern: lit!(r"do shell script\s*"), action: Action::Shell, matches: &["do shell script \"rm -rf ~\""], not_matches: &["display dialog \"x\""]},
     InterpRule { id: "ps.remove", langs: &[PowerShell], pattern: r"(?i)(?:Remove-Item|\brm\b|\bdel\b|\brmdir\b)[^;|]*-Recurse", action: Action::Finding("catastrophic_deletion", Risk::High, "deletes recursively"), matches: &["Remove-Item -Recurse -Force C:\\"], not_matches: &["Get-Item x"]},
+    InterpRule { id: "code.network", langs: &[Python, Perl, Ruby, Node, Php, Lua, R, PowerShell, Awk], pattern: r#"(?i)\burllib|\burlopen\b|\brequests\.(?:post|put|get|patch|request|Session)|http\.client|\bhttpx\b|aiohttp|\bsocket\.(?:socket|create_connection)|\bfetch\s*\(|\baxios\b|\bhttps?\.(?:request|get)\s*\(|require\(\s*['"](?:node:)?https?['"]\s*\)|XMLHttpRequest|WebSocket|Net::HTTP|open-uri|URI\.open|LWP::|HTTP::Tiny|IO::Socket|curl_(?:init|exec)|file_get_contents\s*\(\s*['"]https?:|fsockopen|stream_socket_client|TCPSocket|socket\.http|Invoke-WebRequest|Invoke-RestMethod|Net\.WebClient|/inet/(?:tcp|udp)/|\bnet\.(?:connect|createConnection|Socket)\b"#, action: Action::Network, matches: &["import urllib.request; urllib.request.urlopen('https://x')", "require('https').request(u)", "fetch('https://x', {method: 'POST'})", "use LWP::Simple; get('http://x')"], not_matches: &["print(open('x').read())", "console.log(1)"]},
     InterpRule { id: "ps.iex", langs: &[PowerShell], pattern: r"(?i)Invoke-Expression|\biex\b|-EncodedCommand|FromBase64String", action: Action::Opaque("evaluates code built at run time"), matches: &["iex (New-Object Net.WebClient).DownloadString('http://x')"], not_matches: &["Get-ChildItem"]},
 ];
 
@@ -431,11 +436,15 @@ pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
                 Action::Write => out.push(Effect::Write(rule.id, arg)),
                 Action::Read => out.push(Effect::Read(rule.id, arg)),
                 Action::Opaque(why) => out.push(Effect::Opaque(rule.id, why.to_owned())),
+                Action::Network => out.push(Effect::Network(rule.id)),
                 Action::Finding(cat, risk, why) => {
                     out.push(Effect::Finding(rule.id, risk, cat, why.to_owned()))
                 }
             }
-            if matches!(rule.action, Action::Opaque(_) | Action::Finding(..)) {
+            if matches!(
+                rule.action,
+                Action::Opaque(_) | Action::Finding(..) | Action::Network
+            ) {
                 break;
             }
         }
@@ -454,8 +463,10 @@ impl Walker<'_> {
             return;
         }
         let owner = self.recs.len().checked_sub(1);
+        let mut network = None;
         for e in effects(lang, code) {
             match e {
+                Effect::Network(id) => network = Some(id),
                 Effect::Shell(_, cmd) => self.nested_code(&cmd, Origin::Interpreter, None, None),
                 Effect::Write(_, path) => {
                     if let Some(r) = owner.and_then(|o| self.recs.get_mut(o)) {
@@ -477,6 +488,24 @@ impl Walker<'_> {
                 Effect::Opaque(id, why) => self.opaque(format!("`{prog}` code {why} (rule {id})")),
             }
         }
+        // What the code opens counts now: a secret it reads and a request it makes are
+        // exfiltration, as `cat key | curl -d @- …` is.
+        if let Some(o) = owner {
+            self.note_secret(o);
+            if let (Some(id), Some(why)) =
+                (network, self.recs.get(o).and_then(|r| r.secret.clone()))
+            {
+                self.finding(
+                    Risk::Catastrophic,
+                    "secret_exfiltration",
+                    format!(
+                        "`{prog} {}` (rule secret.exfil, {id}): {why} and the code sends data over \
+                         the network",
+                        clip(code)
+                    ),
+                );
+            }
+        }
     }
 }
 
@@ -495,7 +524,8 @@ mod tests {
                         | Effect::Write(id, _)
                         | Effect::Read(id, _)
                         | Effect::Finding(id, ..)
-                        | Effect::Opaque(id, _) => *id == rule.id,
+                        | Effect::Opaque(id, _)
+                        | Effect::Network(id) => *id == rule.id,
                     })
                 });
                 assert!(hit, "{} should match {m}", rule.id);
@@ -507,7 +537,8 @@ mod tests {
                         | Effect::Write(id, _)
                         | Effect::Read(id, _)
                         | Effect::Finding(id, ..)
-                        | Effect::Opaque(id, _) => *id == rule.id,
+                        | Effect::Opaque(id, _)
+                        | Effect::Network(id) => *id == rule.id,
                     })
                 });
                 assert!(!hit, "{} should not match {m}", rule.id);

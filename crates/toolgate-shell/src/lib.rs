@@ -72,6 +72,7 @@ mod classify;
 mod exec;
 mod expand;
 mod feed;
+mod flow;
 mod interp;
 pub mod limits;
 mod nested;
@@ -101,7 +102,7 @@ use crate::walk::Walker;
 /// One entry of the analyzer's built-in rule tables, for `--explain` output and documentation.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RuleInfo {
-    /// Which table: `risk`, `interpreter`, `server`, `carrier` or `wrapper`.
+    /// Which table: `risk`, `credentials`, `interpreter`, `server`, `carrier` or `wrapper`.
     pub table: &'static str,
     /// Rule id (the wrapper name for wrappers).
     pub id: String,
@@ -128,6 +129,22 @@ pub fn rule_catalog() -> Vec<RuleInfo> {
             not_matches: r.not_matches.to_vec(),
         })
         .collect();
+    out.extend(classify::unattended::SKIP_FLAGS.iter().map(|s| RuleInfo {
+        table: "risk",
+        id: format!("destroy.unattended ({})", s.programs.join("/")),
+        category: "irreversible_unattended",
+        risk: Some(Risk::Catastrophic),
+        matches: s.matches.to_vec(),
+        not_matches: s.not_matches.to_vec(),
+    }));
+    out.extend(flow::CREDENTIAL_PRINTERS.iter().map(|c| RuleInfo {
+        table: "credentials",
+        id: format!("{} {}", c.program, c.words[0].join("|")),
+        category: "secret_source",
+        risk: None,
+        matches: c.matches.to_vec(),
+        not_matches: c.not_matches.to_vec(),
+    }));
     out.extend(interp::INTERP_RULES.iter().map(|r| RuleInfo {
         table: "interpreter",
         id: r.id.to_owned(),

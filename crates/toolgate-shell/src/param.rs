@@ -27,7 +27,12 @@ impl Walker<'_> {
                     .cloned()
                     .unwrap_or_else(|| Val::Scalar(DEFAULT_IFS.to_owned())),
             ),
-            Parameter::Named(name) => self.vars.get(name).cloned(),
+            Parameter::Named(name) => {
+                if self.vars.secret.contains(name) {
+                    self.secret_read = true;
+                }
+                self.vars.get(name).cloned()
+            }
             Parameter::NamedWithIndex { name, index } => {
                 match (self.vars.get(name), index.parse::<usize>()) {
                     (Some(Val::Array(a)), Ok(i)) => {

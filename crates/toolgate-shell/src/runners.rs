@@ -45,7 +45,7 @@ impl Walker<'_> {
                 .map(|r| r.iter().map(|f| f.text.clone()).collect());
             if argv[i].net {
                 self.finding(
-                    Risk::High,
+                    crate::feed::INTERNET_CODE,
                     "remote_code_execution",
                     format!(
                         "`{} -c …` (rule rce.shell_download): runs downloaded text",
@@ -225,6 +225,10 @@ impl Walker<'_> {
                     if !a.starts_with("--") && a.contains('c') {
                         return CodeInput::None;
                     }
+                    // `-s`: commands come from stdin, the operands are `$1…`.
+                    if a.starts_with('-') && !a.starts_with("--") && a.contains('s') {
+                        return CodeInput::Stdin(Lang::Shell);
+                    }
                     if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
                         i += 1;
                     }
@@ -260,6 +264,25 @@ impl Walker<'_> {
         }
         if DB_CLIENTS.contains(&prog) {
             return CodeInput::Stdin(Lang::Sql);
+        }
+        if prog == "make" || prog == "gmake" {
+            // `make -f -` / `-f /dev/stdin` reads the makefile from stdin; a makefile the
+            // command wrote earlier is walked like a script.
+            let parsed = crate::carriers::MAKE.parse(argv, 1);
+            for f in parsed
+                .values('f', "file")
+                .chain(parsed.values('\0', "makefile"))
+            {
+                if f.text == "-" || f.text == "/dev/stdin" {
+                    return CodeInput::Stdin(Lang::Make);
+                }
+                let f = f.clone();
+                if let code @ CodeInput::Written(..) = self.script_file(prog, &f, Some(Lang::Make))
+                {
+                    return code;
+                }
+            }
+            return CodeInput::None;
         }
         if prog == "crontab" {
             // `crontab FILE` / `crontab -` installs entries; listing, removing and editing

@@ -112,6 +112,8 @@ pub(crate) const WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec { name: "poetry", sub: &["run"], short_val: "C", long_val: &["--directory"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("poetry run pytest", "pytest")]},
     WrapperSpec { name: "pipenv", sub: &["run"], short_val: "", long_val: &[], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("pipenv run python x.py", "python x.py")]},
     WrapperSpec { name: "bundle", sub: &["exec"], short_val: "", long_val: &["--gemfile"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("bundle exec rake", "rake")]},
+    WrapperSpec { name: "npm", sub: &["exec"], short_val: "cpw", long_val: &["--package", "--call", "--workspace", "--prefix"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("npm exec -- tsc --noEmit", "tsc --noEmit"), ("npm exec -c make", "")]},
+    WrapperSpec { name: "npm", sub: &["x"], short_val: "cpw", long_val: &["--package", "--call", "--workspace", "--prefix"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("npm x -p cowsay cowsay hi", "cowsay hi")]},
     WrapperSpec { name: "pnpm", sub: &["exec"], short_val: "C", long_val: &["--dir", "--filter"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("pnpm exec tsc", "tsc")]},
     WrapperSpec { name: "pnpm", sub: &["dlx"], short_val: "", long_val: &["--package"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("pnpm dlx create-x", "create-x")]},
     WrapperSpec { name: "direnv", sub: &["exec"], short_val: "", long_val: &[], operands: 1, no_command: &[], kind: WrapKind::Runner, examples: &[("direnv exec . make", "make")]},

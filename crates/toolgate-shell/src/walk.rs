@@ -39,6 +39,8 @@ pub(crate) enum Lang {
     Sql,
     /// A crontab: each entry's command runs later.
     Cron,
+    /// A makefile (`make -f -`): its recipes are shell code.
+    Make,
 }
 
 /// A redirect with its resolved target.
@@ -87,6 +89,13 @@ pub(crate) struct Rec {
     pub extra_reads: Vec<String>,
     /// Text known to arrive on stdin from a literal producer upstream in the pipeline.
     pub fed: Option<String>,
+    /// Why the data this command handles holds secret material (it read a credentials
+    /// file, printed credentials, got secret data as an argument or on its input), if it
+    /// does; see [`crate::flow`].
+    pub secret: Option<String>,
+    /// The paths it reads that held secret material when it ran (credentials files, and
+    /// files an earlier command filled with them).
+    pub secret_reads: Vec<PathBuf>,
 }
 
 /// A producer of data: the records of a process substitution's last pipeline.
@@ -136,6 +145,13 @@ pub(crate) struct Walker<'c> {
     pub exhausted: bool,
     /// Stages of the most recently completed pipeline (for substitution output).
     pub last_pipe: Option<Vec<Option<usize>>>,
+    /// Set when a parameter expansion read a variable that carries secret material.
+    pub secret_read: bool,
+    /// Set by an assignment whose value carries secret material.
+    pub value_secret: bool,
+    /// Files written earlier in the command with secret material in them (`cp ~/.aws/credentials
+    /// /tmp/c`, `tar czf k.tgz ~/.ssh`, `cat .env > x`): reading one reads the secret.
+    pub secret_files: Vec<PathBuf>,
 }
 
 impl<'c> Walker<'c> {
@@ -169,6 +185,9 @@ impl<'c> Walker<'c> {
             cd: None,
             exhausted: false,
             last_pipe: None,
+            secret_read: false,
+            value_secret: false,
+            secret_files: Vec::new(),
         }
     }
 

@@ -20,6 +20,10 @@ pub(crate) struct Field {
     pub procsub: Option<usize>,
     /// Comes from the output of a download (`$(curl …)`).
     pub net: bool,
+    /// Carries secret material: the output of a command that read a credentials file or
+    /// printed credentials (`$(cat ~/.ssh/id_rsa)`, `$(gh auth token)`), or a variable
+    /// assigned from one.
+    pub secret: bool,
 }
 
 impl Field {
@@ -52,6 +56,8 @@ pub(crate) struct Vars {
     pub positional: Option<Vec<String>>,
     /// `$0` when known.
     pub arg0: Option<String>,
+    /// Variables whose value carries secret material (see [`Field::secret`]).
+    pub secret: std::collections::HashSet<String>,
     /// Set once the script did something that can assign variables the analysis cannot name
     /// (a nameref, `declare "$n=v"`, `source FILE`, a trap action): from then on every
     /// variable is unknown, so no earlier value is trusted.

@@ -170,6 +170,7 @@ pub(super) fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
         glob: false,
         procsub: None,
         net: command.iter().any(|w| w.net),
+        secret: command.iter().any(|w| w.secret),
     }));
 }
 

@@ -18,9 +18,8 @@ mod session;
 mod tools;
 mod vcs;
 
+pub(crate) use build::{MAKE, make_to_shell};
 pub(crate) use db::db_meta;
-
-use toolgate_protocol::Risk;
 
 use crate::argv::{Grammar, Item};
 pub(crate) use crate::argv::{long_is, part, split_long};
@@ -97,6 +96,7 @@ pub(crate) const CARRIERS: &[CarrierSpec] = &[
     CarrierSpec { programs: &["fc"], cmd_short: "", cmd_long: &[], val_short: "", val_long: &[], opaque: &[("-s", "re-runs commands from the shell history"), ("-e", "edits commands from the shell history and runs them")], examples: &[("fc -s rm", &["?"]), ("fc -e vi 10", &["?"]), ("fc -l", &[])]},
     CarrierSpec { programs: &["enable"], cmd_short: "", cmd_long: &[], val_short: "", val_long: &[], opaque: &[("-f", "loads a builtin from a shared library, which runs its code")], examples: &[("enable -f ./x.so x", &["?"]), ("enable -n echo", &[])]},
     CarrierSpec { programs: &["bind"], cmd_short: "", cmd_long: &[], val_short: "", val_long: &[], opaque: &[("-x", "binds a key to a shell command")], examples: &[("bind -x '\"\\C-m\": id'", &["?"]), ("bind -p", &[])]},
+    CarrierSpec { programs: &["split", "gsplit"], cmd_short: "", cmd_long: &["--filter"], val_short: "abCln", val_long: &["--bytes", "--line-bytes", "--lines", "--number", "--suffix-length", "--additional-suffix", "--separator", "-t"], opaque: &[], examples: &[("split -b 100 --filter='gzip > $FILE.gz' big.bin part_", &["gzip > $FILE.gz"]), ("split -l 1 --filter=sh cmds.txt", &["sh"]), ("split -l 100 big.txt part_", &[])]},
     CarrierSpec { programs: &["expect"], cmd_short: "", cmd_long: &[], val_short: "", val_long: &[], opaque: &[("-c", "runs Tcl code, which can run commands")], examples: &[("expect -c 'spawn id'", &["?"])]},
 ];
 
@@ -108,13 +108,24 @@ impl Walker<'_> {
     }
 
     /// Analyses carried commands found by [`carried`] or [`db_meta`].
+    ///
+    /// What a carried command reads on its standard input is whatever the carrying program
+    /// feeds it (`tar --to-command` each member, `split --filter` each chunk, `sort
+    /// --compress-program` the data, `man -P` the page, `ssh -o ProxyCommand` the protocol):
+    /// data the analyzer cannot see, so a shell or interpreter carried without `-c` runs code
+    /// from an unknown source (opaque).
     pub(crate) fn run_carried_list(&mut self, prog: &str, list: Vec<Carried>) {
+        if list.is_empty() {
+            return;
+        }
+        let fed = crate::feed::Output::Unknown(format!("the data `{prog}` feeds it"));
+        let saved = self.stdin_replaced.replace(fed);
         for c in list {
             match c {
                 Carried::Shell(code) => {
                     if code.net {
                         self.finding(
-                            Risk::High,
+                            crate::feed::INTERNET_CODE,
                             "remote_code_execution",
                             format!(
                                 "`{prog} … {}` (rule rce.option_download): runs a downloaded command",
@@ -134,6 +145,7 @@ impl Walker<'_> {
                 Carried::Opaque(why) => self.opaque(why),
             }
         }
+        self.stdin_replaced = saved;
     }
 }
 
@@ -212,7 +224,7 @@ pub(crate) fn carried(prog: &str, argv: &[Field]) -> Vec<Carried> {
         "capsh" => capsh(argv, &mut out),
         "watchexec" => watchexec(argv, &mut out),
         "fd" | "fdfind" => fd(argv, &mut out),
-        "npm" | "pnpm" | "yarn" => package_manager(argv, &mut out),
+        "npm" | "pnpm" | "yarn" | "npx" => package_manager(prog, argv, &mut out),
         "cargo" => cargo(argv, &mut out),
         "go" => go(argv, &mut out),
         "make" | "gmake" => make(argv, &mut out),
@@ -396,6 +408,7 @@ pub(super) fn joined(words: &[Field]) -> Field {
         glob: false,
         procsub: None,
         net: words.iter().any(|f| f.net),
+        secret: words.iter().any(|f| f.secret),
     }
 }
 

@@ -49,6 +49,9 @@ pub(crate) struct PathUse {
     pub personal: Option<&'static str>,
     /// The target of a redirection (`> f`) rather than something the program itself opens.
     pub redirect: bool,
+    /// Only the name and metadata are read (`ls`, `stat`, `du`, `find`'s start points), not
+    /// the contents: listing `~/.aws` reads no credential.
+    pub list: bool,
 }
 
 /// Everything a command touches.
@@ -104,6 +107,7 @@ impl Effects {
             secret,
             personal,
             redirect: false,
+            list: false,
         });
         let n = self.paths.len() - 1;
         &mut self.paths[n]
@@ -250,6 +254,12 @@ const READERS: &[&str] = &[
     "mail",
     "mailx",
     "mutt",
+];
+
+/// Programs that read only names and metadata of their operands ([`PathUse::list`]).
+const LISTERS: &[&str] = &[
+    "ls", "dir", "vdir", "exa", "eza", "lsd", "tree", "du", "stat", "find", "realpath", "readlink",
+    "basename", "dirname", "test", "[", "lsattr", "getfacl", "namei",
 ];
 
 /// Programs whose first operand is a pattern/program and the rest are files.
@@ -747,6 +757,15 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
             }
         }
         _ => {}
+    }
+    if LISTERS.contains(&prog) {
+        for u in fx
+            .paths
+            .iter_mut()
+            .filter(|u| u.access == Access::Read && !u.redirect)
+        {
+            u.list = true;
+        }
     }
     for f in super::reads::extra_reads(prog, args) {
         fx.add(rec, ctx, &f, Access::Read, false);

@@ -12,6 +12,7 @@ mod reads;
 pub(crate) use reads::{git_subcommand, option_values};
 pub(crate) mod remote;
 pub(crate) mod system;
+pub(crate) mod unattended;
 mod writes;
 
 use std::path::PathBuf;
@@ -265,6 +266,9 @@ pub(crate) fn classify(
                 && let Some(f) = computed_program_floor(rec, ctx, recs)
             {
                 findings.push(f);
+            }
+            if let Some(f) = unattended::unattended(&view, &findings) {
+                findings.push((f, "destroy.unattended"));
             }
             let baseline = readonly::baseline(&view);
             let program_read_only = findings.iter().all(|(f, _)| f.risk == Risk::ReadOnly)
