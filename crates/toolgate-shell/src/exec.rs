@@ -512,6 +512,16 @@ impl Walker<'_> {
                     clip(&first.text)
                 ));
             }
+            // A name made to mean another program earlier in the command runs that program.
+            if let Some(real) = self.renamed_program(&first.text) {
+                argv[0] = Field {
+                    text: real,
+                    ..argv[0].clone()
+                };
+            }
+            let Some(first) = argv.first() else {
+                return self.record(argv, wrappers, p, CodeInput::None);
+            };
             let prog = basename(&first.text);
             if prog == "env" {
                 match self.strip_env(&argv, &mut p) {
@@ -753,7 +763,12 @@ impl Walker<'_> {
             && let Some(code) = interp::inline_code(lang, &argv)
         {
             self.scan_interp(lang, &code, &prog);
+        } else if let Some(flag) = interp::unread_inline(&prog, &argv) {
+            self.opaque(format!(
+                "`{prog} {flag}` runs code in a language the analyzer does not read"
+            ));
         }
+        self.remote_module(&prog, &argv);
         if let CodeInput::Written(lang, text) = code.clone() {
             self.feed(lang, Output::Text(text), &prog, Origin::PipeToShell, idx);
         }
@@ -830,6 +845,7 @@ impl Walker<'_> {
         let program = argv.first().map(|f| basename(&f.text)).unwrap_or_default();
         let stage = self.pipe.1.len();
         self.note_downloads(&program, &argv);
+        self.note_renames(&program, &argv);
         self.recs.push(Rec {
             argv,
             program,

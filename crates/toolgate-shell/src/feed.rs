@@ -48,6 +48,10 @@ pub(crate) const DOWNLOADERS: &[&str] = &[
     "iwr",
 ];
 
+/// Clients that send their input to a server as it is, so what they are fed is what the
+/// server gets (`printf 'FLUSHALL\r\n' | nc cache 6379`).
+const RAW_CLIENTS: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet", "openssl"];
+
 /// Programs that transform data in ways the analyzer does not evaluate.
 const OPAQUE_DECODERS: &[&str] = &[
     "gunzip",
@@ -213,6 +217,13 @@ impl Walker<'_> {
                 }
                 pass(Output::Text(s))
             }
+            // `$(command -v X)`, `$(which X)`, `$(type -P X)`: where the program X is. Its
+            // directory is not known, its identity is: `$(command -v python3) -m pip` runs
+            // python3, `cp $(which rm) ./x` copies rm.
+            "command" | "which" | "type" if !dynamic => match program_lookup(prog, args) {
+                Some(name) => Output::Text(format!("/usr/bin/{name}\n")),
+                None => Output::Unknown(format!("the output of `{prog}`")),
+            },
             // `$(pwd)` is the working directory the analysis tracks (`cd` included).
             "pwd" if args.iter().all(|a| matches!(a.text.as_str(), "-L" | "-P")) => {
                 match (&rec.cwd, rec.cwd.as_ref().and_then(|c| c.to_str())) {
@@ -300,11 +311,23 @@ impl Walker<'_> {
         }
     }
 
-    /// After a pipeline: feed each code runner the text that reaches its stdin.
+    /// After a pipeline: feed each code runner the text that reaches its stdin, and tell
+    /// the clients of raw protocols what they send.
     pub fn after_pipeline(&mut self) {
         let stages = self.pipe.1.clone();
         for (k, st) in stages.iter().enumerate() {
             let Some(r) = *st else { continue };
+            let Some(rec) = self.recs.get(r) else {
+                continue;
+            };
+            if k > 0
+                && rec.fed.is_none()
+                && RAW_CLIENTS.contains(&rec.program.as_str())
+                && let Output::Text(t) = self.pipeline_output(&stages[..k])
+                && let Some(rec) = self.recs.get_mut(r)
+            {
+                rec.fed = Some(t);
+            }
             let Some(rec) = self.recs.get(r) else {
                 continue;
             };
@@ -427,6 +450,18 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// The program a lookup prints the path of: `command -v X`, `which X`, `type -P X`.
+fn program_lookup(prog: &str, args: &[crate::words::Field]) -> Option<String> {
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let name = match (prog, texts.as_slice()) {
+        ("command", ["-v", name]) | ("which", [name]) | ("type", ["-P" | "-p", name]) => *name,
+        _ => return None,
+    };
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+        .then(|| name.to_owned())
 }
 
 /// The command of a crontab line: after five schedule fields or an `@reboot`-style

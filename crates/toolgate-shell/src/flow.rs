@@ -178,6 +178,69 @@ pub(crate) fn holds_secrets(path: &Path, ctx: &Context) -> bool {
     (home_dot_dir && PROBES.iter().any(|p| secret_kind(&path.join(p)).is_some())) || whole
 }
 
+/// Names of credentials files a glob may pick up; one the pattern matches (and that is a
+/// secret where the pattern points) makes the glob a read of a secret.
+const SECRET_NAMES: &[&str] = &[
+    ".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", "id_ecdsa", "credentials",
+    ".netrc", ".git-credentials", "server.pem", "server.key", ".pypirc", ".vault-token",
+];
+
+/// The secret kind of a file a glob pattern's last component can match, when the pattern
+/// names something (a bare `*` could match anything and names nothing in particular).
+pub(crate) fn glob_secret(pattern: &Path) -> Option<&'static str> {
+    let name = pattern.file_name()?.to_string_lossy();
+    if !name.chars().any(|c| !matches!(c, '*' | '?')) {
+        return None;
+    }
+    let dir = pattern.parent()?;
+    SECRET_NAMES
+        .iter()
+        .filter(|n| fnmatch(&name, n))
+        .find_map(|n| secret_kind(&dir.join(n)))
+}
+
+/// Shell pattern matching of one name: `*`, `?`, `[…]` (with `!`/`^` and ranges); a
+/// leading `.` must be matched literally, as the shell requires.
+pub(crate) fn fnmatch(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|k| go(&p[1..], &n[k..])),
+            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
+            Some('[') => {
+                let Some(end) = p.iter().skip(2).position(|c| *c == ']').map(|e| e + 2) else {
+                    return n.first() == Some(&'[') && go(&p[1..], &n[1..]);
+                };
+                let Some(c) = n.first() else { return false };
+                let set = &p[1..end];
+                let (neg, set) = match set.first() {
+                    Some('!' | '^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let mut hit = false;
+                let mut i = 0;
+                while i < set.len() {
+                    if i + 2 < set.len() && set[i + 1] == '-' {
+                        hit |= set[i] <= *c && *c <= set[i + 2];
+                        i += 3;
+                    } else {
+                        hit |= set[i] == *c;
+                        i += 1;
+                    }
+                }
+                hit != neg && go(&p[end + 1..], &n[1..])
+            }
+            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    if n.first() == Some(&'.') && p.first() != Some(&'.') {
+        return false;
+    }
+    go(&p, &n)
+}
+
 /// Why a path use reads secret material, given the files the call filled with it.
 fn secret_use(u: &PathUse, ctx: &Context, files: &[PathBuf]) -> Option<String> {
     if u.access != Access::Read || u.list {

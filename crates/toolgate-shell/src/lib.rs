@@ -73,6 +73,7 @@ mod exec;
 mod expand;
 mod feed;
 mod flow;
+mod globals;
 mod interp;
 pub mod limits;
 mod nested;
@@ -80,6 +81,7 @@ mod normalize;
 mod param;
 mod parse;
 mod paths;
+mod renames;
 mod runners;
 mod sed;
 mod server;
@@ -252,9 +254,12 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
             }
         }
         let argv: Vec<String> = rec.argv.iter().map(|f| f.text.clone()).collect();
+        // A command on another host touches that host's files: they are not path facts
+        // of this machine (its risk is `remote.exec`'s business).
+        let remote = rec.origin == Origin::Remote;
         // A file operand the analyzer cannot resolve could be any file: never "reads
         // nothing" (`cat $W/secrets/key`, `cat $(cat list)`).
-        for u in cl.fx.paths.iter().filter(|u| u.unresolved) {
+        for u in cl.fx.paths.iter().filter(|u| u.unresolved && !remote) {
             let why = format!(
                 "`{}` {} `{}`, a path that depends on something the analyzer cannot see",
                 expand::clip(&rec.program),
@@ -269,8 +274,9 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
             .fx
             .paths
             .iter()
+            .filter(|_| !remote)
             .filter_map(|u| {
-                let p = u.path.clone()?;
+                let p = u.pattern.clone().or_else(|| u.path.clone())?;
                 if paths::is_harmless_device(&p) {
                     return None;
                 }
@@ -302,9 +308,11 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
             });
         }
         let read_only = cl.program_read_only;
+        let normalized = globals::normalized(&rec.program, &rec.argv)
+            .map(|v| v.into_iter().map(|f| f.text).collect());
         commands.push(SimpleCommand {
             read_only,
-            normalized: None,
+            normalized,
             text: argv.join(" "),
             program: rec.program.clone(),
             argv,

@@ -20,6 +20,11 @@ impl Walker<'_> {
             Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => {
                 self.vars.positional.clone().map(Val::Array)
             }
+            // The pid of the job this command sent to the background: kept as a name, so a
+            // `kill "$!"` is known to signal the command's own process.
+            Parameter::Special(SpecialParameter::LastBackgroundProcessId) => {
+                Some(Val::Scalar("$!".to_owned()))
+            }
             Parameter::Special(_) => None,
             Parameter::Named(name) if name == "IFS" => Some(
                 self.vars

@@ -206,7 +206,7 @@ impl Walker<'_> {
             .join(" ");
         // The remote side has its own working directory.
         let cwd = self.cwd.take();
-        self.nested_code(&body, Origin::Runner, None, None);
+        self.nested_code(&body, Origin::Remote, None, None);
         self.cwd = cwd;
         Some(())
     }

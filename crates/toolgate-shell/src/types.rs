@@ -96,6 +96,9 @@ pub enum Origin {
     /// Code the command stores to run later: text written to a shell startup file or a git
     /// hook, a crontab line.
     Persisted,
+    /// A command run on another host (`ssh host CMD`): its paths are that host's, not
+    /// this machine's, and anything it changes is remote state.
+    Remote,
 }
 
 /// A redirection of one command.

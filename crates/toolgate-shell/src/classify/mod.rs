@@ -4,6 +4,7 @@
 
 pub(crate) mod db;
 pub(crate) mod effects;
+mod exposure;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod ops;
@@ -11,6 +12,7 @@ pub(crate) mod readonly;
 mod reads;
 pub(crate) use reads::{git_subcommand, option_values};
 pub(crate) mod remote;
+mod shared;
 pub(crate) mod system;
 pub(crate) mod unattended;
 mod writes;
@@ -162,6 +164,8 @@ pub(crate) fn all_rules() -> impl Iterator<Item = &'static Rule> {
         .chain(system::RULES)
         .chain(remote::RULES)
         .chain(db::RULES)
+        .chain(shared::RULES)
+        .chain(exposure::RULES)
 }
 
 /// Programs that are data sinks: their arguments are text, never commands or targets.
@@ -233,10 +237,17 @@ pub(crate) fn classify(
     recs.iter()
         .zip(fxs.iter())
         .map(|(rec, fx)| {
+            // Global options glued to their values, so that no rule takes a value for the
+            // subcommand (`npm --prefix ./pkg publish`); inline git aliases expanded.
+            let glued = crate::globals::glued(&rec.program, &rec.argv);
+            let args = match &glued {
+                Some(words) => words.iter().skip(1).map(String::as_str).collect(),
+                None => rec.argv.iter().skip(1).map(|f| f.text.as_str()).collect(),
+            };
             let view = View {
                 rec,
                 ctx,
-                args: rec.argv.iter().skip(1).map(|f| f.text.as_str()).collect(),
+                args,
                 fx,
                 all: recs,
             };

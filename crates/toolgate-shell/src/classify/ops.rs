@@ -351,7 +351,12 @@ fn container_destroy(v: &View<'_>) -> Option<String> {
     if v.any_arg(&["-H", "--host", "--context"])
         || v.args
             .iter()
-            .any(|a| a.starts_with("--host=") || a.starts_with("--context="))
+            .any(|a| {
+                a.starts_with("--host=")
+                    || a.starts_with("--context=")
+                    || a.starts_with("-H=")
+                    || a.starts_with("-c=")
+            })
     {
         return Some("talks to a remote Docker daemon".into());
     }

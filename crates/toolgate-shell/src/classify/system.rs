@@ -39,6 +39,8 @@ fn disk_tool(v: &View<'_>) -> Option<String> {
     // Only devices make these catastrophic; image files are the next rule's business.
     let _ = dev?;
     match p {
+        // `mkfs -n` / `mke2fs -n` only show what they would do.
+        _ if (p.starts_with("mkfs") || p == "mke2fs") && listing => None,
         _ if p.starts_with("mkfs")
             || matches!(
                 p,
@@ -87,6 +89,12 @@ fn disk_tool(v: &View<'_>) -> Option<String> {
             Some("erases a disk".into())
         }
         "pvremove" | "vgremove" | "lvremove" => Some(format!("`{p}` destroys volume groups")),
+        "nvme" if v.any_arg(&["format", "sanitize", "delete-ns", "detach-ns"]) => {
+            Some("erases or removes an NVMe namespace".into())
+        }
+        "sg_format" | "sg_sanitize" | "flashrom" if !listing => {
+            Some(format!("`{p}` overwrites a device"))
+        }
         _ => None,
     }
 }
@@ -240,17 +248,40 @@ fn services(v: &View<'_>) -> Option<String> {
         "systemctl"
             if matches!(
                 sub,
-                "stop" | "disable" | "mask" | "kill" | "daemon-reexec" | "isolate"
+                "stop"
+                    | "disable"
+                    | "mask"
+                    | "kill"
+                    | "daemon-reexec"
+                    | "isolate"
+                    | "start"
+                    | "restart"
+                    | "try-restart"
+                    | "reload"
+                    | "reload-or-restart"
+                    | "try-reload-or-restart"
+                    | "enable"
+                    | "set-property"
+                    | "edit"
+                    | "revert"
             ) =>
         {
-            Some(format!("`systemctl {sub}` stops system services"))
+            Some(format!("`systemctl {sub}` changes a system service"))
         }
-        "service"
-            if v.args
-                .get(1)
-                .is_some_and(|a| matches!(*a, "stop" | "restart")) =>
+        "service" | "rc-service"
+            if v.args.get(1).is_some_and(|a| {
+                matches!(*a, "stop" | "restart" | "start" | "reload" | "force-reload" | "zap")
+            }) =>
         {
-            Some("stops a system service".into())
+            Some("controls a system service".into())
+        }
+        "supervisorctl" | "pm2" | "sv"
+            if matches!(
+                sub,
+                "stop" | "restart" | "start" | "reload" | "kill" | "delete" | "remove" | "down" | "up"
+            ) =>
+        {
+            Some(format!("`{p} {sub}` controls a service"))
         }
         "launchctl"
             if matches!(
