@@ -424,7 +424,8 @@ impl Walker<'_> {
                         f.dynamic |= dynamic;
                         f.net |= net;
                         f.secret |= secret;
-                        if !quoted && has_glob(&s) {
+                        // `D/*…` stands for listed files wherever it is expanded.
+                        if (!quoted && has_glob(&s)) || s.ends_with("*…") {
                             f.glob = true;
                         }
                     }

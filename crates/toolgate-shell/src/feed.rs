@@ -224,6 +224,30 @@ impl Walker<'_> {
                 Some(name) => Output::Text(format!("/usr/bin/{name}\n")),
                 None => Output::Unknown(format!("the output of `{prog}`")),
             },
+            // `$(mktemp [-d] [TEMPLATE])`: a new name in the temporary directory, made for
+            // this command (the random part stays `X`s).
+            "mktemp" if !dynamic => Output::Text(format!("{}\n", mktemp_path(args))),
+            // `$(git rev-parse --show-toplevel)`: the top of the repository the working
+            // directory is in, taken to be the workspace root that holds it.
+            "git"
+                if args.len() == 2
+                    && args[0].text == "rev-parse"
+                    && args[1].text == "--show-toplevel" =>
+            {
+                match rec
+                    .cwd
+                    .as_deref()
+                    .and_then(|c| self.ctx.roots.iter().find(|r| c.starts_with(r.as_path())))
+                {
+                    Some(root) => Output::Text(format!("{}\n", root.display())),
+                    None => Output::Unknown("the top of a repository outside the workspace".into()),
+                }
+            }
+            // Tools that print shell code setting up their own environment (`pyenv init -`,
+            // `direnv export bash`, `ssh-agent -s`, `helm completion bash`): trusted to set
+            // variables and define functions only, so `eval "$(pyenv init -)"` runs nothing
+            // the analysis needs to see.
+            p if crate::idioms::env_init(p, args) => Output::Text(String::new()),
             // `$(pwd)` is the working directory the analysis tracks (`cd` included).
             "pwd" if args.iter().all(|a| matches!(a.text.as_str(), "-L" | "-P")) => {
                 match (&rec.cwd, rec.cwd.as_ref().and_then(|c| c.to_str())) {
@@ -449,6 +473,35 @@ impl Walker<'_> {
                 self.opaque(format!("`{prog}` runs code from {why}"));
             }
         }
+    }
+}
+
+/// The path `mktemp` prints: its template (`mktemp -d /tmp/x.XXXX`, `mktemp -p DIR`, `-t
+/// NAME` in the temporary directory) or `/tmp/tmp.XXXXXXXXXX`.
+fn mktemp_path(args: &[crate::words::Field]) -> String {
+    let mut dir: Option<&str> = None;
+    let mut template: Option<&str> = None;
+    let mut in_tmp = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.text.as_str() {
+            "-p" | "--tmpdir" => {
+                dir = args.get(i + 1).map(|f| f.text.as_str());
+                i += 1;
+            }
+            "-t" => in_tmp = true,
+            t if t.starts_with("--tmpdir=") => dir = Some(&t["--tmpdir=".len()..]),
+            t if t.starts_with('-') => {}
+            t => template = Some(t),
+        }
+        i += 1;
+    }
+    let name = template.unwrap_or("tmp.XXXXXXXXXX");
+    match (dir, in_tmp || template.is_none()) {
+        (Some(d), _) => format!("{}/{name}", d.trim_end_matches('/')),
+        (None, _) if name.starts_with('/') => name.to_owned(),
+        (None, true) => format!("/tmp/{name}"),
+        (None, false) => name.to_owned(),
     }
 }
 

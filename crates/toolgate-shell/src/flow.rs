@@ -181,8 +181,19 @@ pub(crate) fn holds_secrets(path: &Path, ctx: &Context) -> bool {
 /// Names of credentials files a glob may pick up; one the pattern matches (and that is a
 /// secret where the pattern points) makes the glob a read of a secret.
 const SECRET_NAMES: &[&str] = &[
-    ".env", ".env.local", ".env.production", "id_rsa", "id_ed25519", "id_ecdsa", "credentials",
-    ".netrc", ".git-credentials", "server.pem", "server.key", ".pypirc", ".vault-token",
+    ".env",
+    ".env.local",
+    ".env.production",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "credentials",
+    ".netrc",
+    ".git-credentials",
+    "server.pem",
+    "server.key",
+    ".pypirc",
+    ".vault-token",
 ];
 
 /// The secret kind of a file a glob pattern's last component can match, when the pattern

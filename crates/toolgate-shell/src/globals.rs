@@ -42,7 +42,11 @@ pub(crate) const GLOBALS: &[Globals] = &[
 /// given.
 fn split(spec: &Globals, argv: &[Field]) -> Option<(Vec<(usize, usize)>, usize)> {
     // `cargo +toolchain …`.
-    let from = if argv.get(1).is_some_and(|w| w.text.starts_with('+')) { 2 } else { 1 };
+    let from = if argv.get(1).is_some_and(|w| w.text.starts_with('+')) {
+        2
+    } else {
+        1
+    };
     let parsed = spec.grammar.parse(argv, from);
     let sub = parsed.rest;
     let mut spans: Vec<(usize, usize)> = Vec::new();
@@ -100,7 +104,10 @@ fn tail(spec: &Globals, argv: &[Field], spans: &[(usize, usize)], sub: usize) ->
         && let Some(first) = rest.first()
         && let Some(expanded) = git_alias(argv, spans, &first.text)
     {
-        return expanded.into_iter().chain(rest[1..].iter().cloned()).collect();
+        return expanded
+            .into_iter()
+            .chain(rest[1..].iter().cloned())
+            .collect();
     }
     rest.to_vec()
 }
@@ -150,7 +157,12 @@ mod tests {
             for (cmd, want) in g.examples {
                 let argv = crate::carriers::tests::fields(cmd);
                 let got = normalized(&argv[0].text, &argv)
-                    .map(|v| v.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" "))
+                    .map(|v| {
+                        v.iter()
+                            .map(|f| f.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
                     .unwrap_or_default();
                 assert_eq!(&got, want, "{cmd}");
             }
@@ -158,12 +170,23 @@ mod tests {
         let argv = crate::carriers::tests::fields("git -C . -c core.pager=cat log");
         assert_eq!(
             glued("git", &argv),
-            Some(vec!["git".into(), "-C=.".into(), "-c=core.pager=cat".into(), "log".into()])
+            Some(vec![
+                "git".into(),
+                "-C=.".into(),
+                "-c=core.pager=cat".into(),
+                "log".into()
+            ])
         );
         let argv = crate::carriers::tests::fields("kubectl -nprod delete pod x");
         assert_eq!(
             glued("kubectl", &argv),
-            Some(vec!["kubectl".into(), "-nprod".into(), "delete".into(), "pod".into(), "x".into()])
+            Some(vec![
+                "kubectl".into(),
+                "-nprod".into(),
+                "delete".into(),
+                "pod".into(),
+                "x".into()
+            ])
         );
     }
 }

@@ -508,15 +508,21 @@ pub(crate) const UNREAD_INTERPRETERS: &[(&str, &[&str])] = &[
 /// The option of an interpreter the analyzer does not read that carries inline code.
 pub(crate) fn unread_inline<'a>(prog: &str, argv: &'a [Field]) -> Option<&'a str> {
     let (_, flags) = UNREAD_INTERPRETERS.iter().find(|(p, _)| *p == prog)?;
-    argv.iter()
-        .skip(1)
-        .map(|f| f.text.as_str())
-        .find(|a| flags.iter().any(|f| a == f || a.strip_prefix(f).is_some_and(|r| r.starts_with('='))))
+    argv.iter().skip(1).map(|f| f.text.as_str()).find(|a| {
+        flags
+            .iter()
+            .any(|f| a == f || a.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
+    })
 }
 
 /// Options of `deno` that let a module do anything (`-A`) or the things that amount to it.
 const DENO_BROAD: &[&str] = &[
-    "-A", "--allow-all", "--allow-run", "--allow-write", "--allow-ffi", "--allow-sys",
+    "-A",
+    "--allow-all",
+    "--allow-run",
+    "--allow-write",
+    "--allow-ffi",
+    "--allow-sys",
 ];
 
 impl Walker<'_> {

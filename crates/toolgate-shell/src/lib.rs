@@ -74,6 +74,7 @@ mod expand;
 mod feed;
 mod flow;
 mod globals;
+mod idioms;
 mod interp;
 pub mod limits;
 mod nested;
@@ -97,7 +98,9 @@ pub use paths::{
     PROTECTED_PATHS, PathPattern, SECRET_PATHS, is_critical_path, is_protected_path,
     normalize as normalize_path,
 };
-pub use types::{Analysis, CdTarget, Context, Origin, Redirect, ServerMatch, SimpleCommand};
+pub use types::{
+    Analysis, CdTarget, Context, Origin, Redirect, ServerMatch, SimpleCommand, SourceReader,
+};
 
 use crate::walk::Walker;
 
@@ -259,7 +262,13 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
         let remote = rec.origin == Origin::Remote;
         // A file operand the analyzer cannot resolve could be any file: never "reads
         // nothing" (`cat $W/secrets/key`, `cat $(cat list)`).
-        for u in cl.fx.paths.iter().filter(|u| u.unresolved && !remote) {
+        // Listing an unknown directory (`ls $PROJECT_ROOT`) reads names only.
+        for u in cl
+            .fx
+            .paths
+            .iter()
+            .filter(|u| u.unresolved && !remote && !u.list)
+        {
             let why = format!(
                 "`{}` {} `{}`, a path that depends on something the analyzer cannot see",
                 expand::clip(&rec.program),

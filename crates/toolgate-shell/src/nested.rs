@@ -139,6 +139,58 @@ pub(crate) fn find_placeholder(start: &Field, filtered: bool) -> Field {
     }
 }
 
+/// What one name printed by a listing program stands for: a file below the directory it
+/// lists (`D/*…`, read by [`crate::classify::effects`] as everything below `D`), or the
+/// start itself for an unfiltered `find` (which prints it first).
+pub(crate) fn lister_placeholder(prog: &str, argv: &[Field]) -> Option<Field> {
+    let under = |dir: Option<&Field>| {
+        let d = dir.cloned().unwrap_or_else(|| Field::lit("."));
+        Some(find_placeholder(&d, true))
+    };
+    let ops = || {
+        argv.iter()
+            .skip(1)
+            .filter(|a| !a.text.starts_with('-'))
+            .collect::<Vec<_>>()
+    };
+    match prog {
+        "find" => {
+            let info = parse_find(argv);
+            let start = info.starts.first()?;
+            Some(find_placeholder(start, info.filtered))
+        }
+        "git"
+            if argv.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "ls-files" | "--name-only" | "--name-status"
+                )
+            }) =>
+        {
+            under(None)
+        }
+        "ls" | "fd" | "fdfind" => under(ops().last().copied()),
+        "rg" | "grep" | "ag"
+            if argv.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "--files" | "-l" | "--files-with-matches" | "-L" | "-rl" | "-lr" | "-Rl"
+                )
+            }) =>
+        {
+            let o = ops();
+            under(
+                if prog == "rg" && argv.iter().any(|a| a.text == "--files") {
+                    o.last().copied()
+                } else {
+                    o.get(1).copied()
+                },
+            )
+        }
+        _ => None,
+    }
+}
+
 fn substitute(word: &Field, pat: &str, with: &Field) -> Field {
     if word.text.contains(pat) {
         Field {
@@ -200,6 +252,18 @@ impl Walker<'_> {
         }
         self.origin = saved;
         self.depth -= 1;
+    }
+
+    /// When the input comes straight from a program that lists files (`find D …`, `fd`,
+    /// `git ls-files`, `ls D`, `rg --files D`, `grep -l`), a field standing for one of them:
+    /// a file below the listed directory (see [`find_placeholder`]).
+    pub(crate) fn listed_items(&self, stdin: Option<&(String, bool)>) -> Option<Field> {
+        if stdin.is_some() {
+            return None;
+        }
+        let producer = self.pipe.1.last().copied().flatten()?;
+        let rec = self.recs.get(producer)?;
+        lister_placeholder(&rec.program, &rec.argv)
     }
 
     /// Input items available on stdin from earlier pipeline stages or a here-string.
@@ -306,11 +370,15 @@ impl Walker<'_> {
                 self.run_nested_argv(inner, Origin::Xargs, w, None);
             }
             (_, r) => {
-                let unknown = Field {
-                    text: "…".into(),
-                    dynamic: true,
-                    ..Field::default()
-                };
+                // Names listed by an earlier stage (`find D …`, `git ls-files`, `ls D`) are
+                // files below that directory; anything else could be any word.
+                let unknown = self
+                    .listed_items(p.stdin.as_ref())
+                    .unwrap_or_else(|| Field {
+                        text: "…".into(),
+                        dynamic: true,
+                        ..Field::default()
+                    });
                 let inner = match r {
                     Some(r) => cmd.iter().map(|c| substitute(c, &r, &unknown)).collect(),
                     None => {

@@ -36,6 +36,9 @@ impl Walker<'_> {
                 if self.vars.secret.contains(name) {
                     self.secret_read = true;
                 }
+                if let Some(why) = self.vars.untrusted.clone() {
+                    self.opaque(format!("{why}, so `${name}` may have any value"));
+                }
                 self.vars.get(name).cloned()
             }
             Parameter::NamedWithIndex { name, index } => {

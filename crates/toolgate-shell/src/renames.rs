@@ -57,7 +57,19 @@ impl Walker<'_> {
                 }
             }
             "cp" | "ln" | "install" | "mv" | "rsync" => {
-                const VALUED: &[&str] = &["-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix", "-t", "--target-directory", "-T"];
+                const VALUED: &[&str] = &[
+                    "-m",
+                    "--mode",
+                    "-o",
+                    "--owner",
+                    "-g",
+                    "--group",
+                    "-S",
+                    "--suffix",
+                    "-t",
+                    "--target-directory",
+                    "-T",
+                ];
                 let ops = crate::classify::effects::operands(&argv[1..], VALUED);
                 let [src, dst] = ops.as_slice() else {
                     return;

@@ -18,7 +18,14 @@ pub struct Context {
     pub home: Option<PathBuf>,
     /// Budgets.
     pub limits: Limits,
+    /// Reads a file inside the roots that the command sources (`. ./env/dev.sh`), so the
+    /// analysis can walk it; `None`: sourced files are not read (the crate does no I/O
+    /// itself). The reader should return `None` for anything it will not read.
+    pub sources: Option<SourceReader>,
 }
+
+/// A caller-supplied reader of the workspace files a command sources.
+pub type SourceReader = fn(&std::path::Path) -> Option<String>;
 
 impl Default for Context {
     fn default() -> Self {
@@ -27,6 +34,7 @@ impl Default for Context {
             roots: Vec::new(),
             home: None,
             limits: Limits::default(),
+            sources: None,
         }
     }
 }
@@ -46,6 +54,13 @@ impl Context {
     #[must_use]
     pub fn with_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.home = Some(home.into());
+        self
+    }
+
+    /// Lets the analysis read the files inside the roots that a command sources.
+    #[must_use]
+    pub fn with_sources(mut self, reader: SourceReader) -> Self {
+        self.sources = Some(reader);
         self
     }
 

@@ -62,6 +62,11 @@ pub(crate) struct Vars {
     /// (a nameref, `declare "$n=v"`, `source FILE`, a trap action): from then on every
     /// variable is unknown, so no earlier value is trusted.
     pub poisoned: bool,
+    /// Set once a script the analysis could not read ran in this shell (`source ./x.sh`)
+    /// or a trap action that assigns variables was set: every variable is unknown from
+    /// then on, and reading one makes the call opaque (why is kept here). Unlike
+    /// [`Vars::poisoned`] nothing is opaque until a variable is read.
+    pub untrusted: Option<String>,
 }
 
 /// What every variable reads as once [`Vars::poisoned`] is set.
@@ -70,7 +75,7 @@ static UNKNOWN: Val = Val::Unknown;
 impl Vars {
     /// Looks a variable up; `IFS` defaults to space, tab, newline.
     pub fn get(&self, name: &str) -> Option<&Val> {
-        if self.poisoned {
+        if self.poisoned || self.untrusted.is_some() {
             return Some(&UNKNOWN);
         }
         self.map.get(name)

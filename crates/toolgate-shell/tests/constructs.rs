@@ -402,7 +402,10 @@ fn xargs_parallel_find() {
     catastrophic("find / -delete");
     catastrophic("find ~ -exec rm -rf {} \\;");
     catastrophic("find / -execdir sh -c 'rm -rf \"$1\"' _ {} \\;");
-    guarded("find . -name x | xargs rm -rf");
+    guarded("cat list | xargs rm -rf");
+    guarded("find . | xargs rm -rf");
+    // Names from a filtered listing are files below it, as with `find -delete`.
+    not_risky("find . -name x | xargs rm -rf");
     guarded("find . -exec /bin/sh \\; -quit");
     has_text("echo a | xargs -n1 touch", "touch a");
     not_risky("find . -name '*.pyc' -delete");

@@ -86,8 +86,16 @@ impl Effects {
         // from (`rm -rf /*` deletes in `/`), the facts carry the whole pattern so the policy
         // expands it against the file system, and a pattern that can match a credentials
         // file is a read of one (`cat sub/.e*`). Never the literal prefix of a name.
+        // `D/*…` stands for a file somewhere below D (a name from a listing, a `find -exec`
+        // match): everything below D, not a pattern to expand.
+        let placeholder = f.text.ends_with("*…");
+        // A pattern character kept by quoting (`"$@"` of `set -- lib/*.go`) still matches
+        // files when the word came from a glob; read as one, the analysis can only widen.
+        let glob = f.glob || (!placeholder && f.text.contains(['*', '?']));
+        let recursive = recursive || placeholder;
         let (path, pattern) = match path {
-            Some(p) if f.glob => (Some(glob_base(&p)), Some(p)),
+            Some(p) if placeholder => (Some(glob_base(&p)), None),
+            Some(p) if glob => (Some(glob_base(&p)), Some(p)),
             p => (p, None),
         };
         let (inside, protected, secret, personal) = match &path {
@@ -95,8 +103,9 @@ impl Effects {
                 crate::paths::inside_roots(p, &ctx.roots, &ctx.cwd),
                 crate::paths::protected_kind(p),
                 match &pattern {
-                    Some(pat) => crate::paths::secret_kind(pat)
-                        .or_else(|| crate::flow::glob_secret(pat)),
+                    Some(pat) => {
+                        crate::paths::secret_kind(pat).or_else(|| crate::flow::glob_secret(pat))
+                    }
                     None => crate::paths::secret_kind(p),
                 },
                 crate::paths::personal_kind(p, ctx.home.as_deref()),
@@ -112,7 +121,7 @@ impl Effects {
             recursive,
             visible_only: false,
             only: Vec::new(),
-            glob: f.glob,
+            glob,
             upload: false,
             perm: false,
             inside,
@@ -132,10 +141,7 @@ impl Effects {
 fn glob_base(pattern: &Path) -> PathBuf {
     let mut base = PathBuf::new();
     for c in pattern.components() {
-        if c.as_os_str()
-            .to_string_lossy()
-            .contains(['*', '?', '['])
-        {
+        if c.as_os_str().to_string_lossy().contains(['*', '?', '[']) {
             break;
         }
         base.push(c);

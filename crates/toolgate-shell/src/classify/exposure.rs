@@ -24,8 +24,19 @@ const AUTOSSH: Grammar<'static> = Grammar {
 
 /// Programs whose only job is to publish a local port on the internet.
 const TUNNEL_SERVICES: &[&str] = &[
-    "ngrok", "cloudflared", "lt", "localtunnel", "bore", "frpc", "chisel", "pagekite",
-    "localxpose", "loophole", "tunnelto", "zrok", "expose",
+    "ngrok",
+    "cloudflared",
+    "lt",
+    "localtunnel",
+    "bore",
+    "frpc",
+    "chisel",
+    "pagekite",
+    "localxpose",
+    "loophole",
+    "tunnelto",
+    "zrok",
+    "expose",
 ];
 
 /// Whether an `-L`/`-R` forward's destination (`[bind:]port:host:hostport`) is this
@@ -80,7 +91,12 @@ fn tunnel(v: &View<'_>) -> Option<String> {
                 ));
             }
             'o' => {
-                let key = value.text.split(['=', ' ']).next().unwrap_or("").to_ascii_lowercase();
+                let key = value
+                    .text
+                    .split(['=', ' '])
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
                 if matches!(key.as_str(), "remoteforward" | "dynamicforward" | "tunnel") {
                     return Some(format!("sets up a tunnel (`-o {}`)", value.text));
                 }
@@ -129,7 +145,8 @@ fn served(v: &View<'_>) -> Option<Served> {
         }
         "php" if args.contains(&"-S") => Some(Served {
             dir: value(&["-t"]),
-            bind: value(&["-S"]).map(|a| a.rsplit_once(':').map_or(a.clone(), |(h, _)| h.to_owned())),
+            bind: value(&["-S"])
+                .map(|a| a.rsplit_once(':').map_or(a.clone(), |(h, _)| h.to_owned())),
         }),
         "ruby" if args.contains(&"httpd") => Some(Served {
             dir: args
@@ -166,8 +183,7 @@ fn served(v: &View<'_>) -> Option<Served> {
 fn serve_dir(v: &View<'_>) -> Option<String> {
     let s = served(v)?;
     // `0.0.0.0` reaches this machine as a destination but binds every interface.
-    if s
-        .bind
+    if s.bind
         .as_deref()
         .is_some_and(|b| is_loopback_url(b) && !b.starts_with("0.0.0.0") && b != "::")
     {

@@ -98,8 +98,12 @@ fn delete_outside(v: &View<'_>) -> Option<String> {
     deletes(v).find_map(|u| {
         let p = u.path.as_ref()?;
         let inside = u.inside;
-        let temp = is_temp_path(p, tmp.as_deref()) || is_temp_base(p);
-        if inside || (temp && !u.recursive && !u.glob) || is_harmless_device(p) {
+        // A named file or directory in a temporary directory (`/tmp/pytest-of-dev`, what
+        // `mktemp` made) is scratch space; the temporary directory itself, or a glob over
+        // all of it (`/tmp/*`), is everyone's.
+        // `$TMPDIR` the command did not set may be unset, and `"$TMPDIR/x"` then is `/x`.
+        let temp_entry = is_temp_path(p, tmp.as_deref()) && !u.word.contains("TMPDIR");
+        if inside || temp_entry || is_harmless_device(p) {
             return None;
         }
         if (u.recursive || u.glob) && wipes_critical(v, u).is_some() {
@@ -164,18 +168,24 @@ fn write_system(v: &View<'_>) -> Option<String> {
 /// are not among them).
 const REMOTE_SYSTEM: &[&str] = &[
     "/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/root", "/sys", "/proc",
+    "/var/lib",
 ];
 
 fn destroy_content(v: &View<'_>) -> Option<String> {
     match v.program() {
-        "shred" | "srm" | "wipe" => Some("overwrites files so they cannot be recovered".into()),
-        "mv" | "cp" | "dd"
-            if v.args
-                .iter()
-                .any(|a| *a == "/dev/null" || *a == "of=/dev/null")
-                && v.program() != "dd" =>
-        {
-            Some("moves files into /dev/null, destroying them".into())
+        // Inside the workspace an overwrite is like any deletion there (moderate); the
+        // files outside it cannot be recovered from version control.
+        "shred" | "srm" | "wipe" => {
+            let outside =
+                v.fx.paths
+                    .iter()
+                    .find(|u| u.access != Access::Read && !u.inside);
+            outside.map(|u| format!("overwrites {} so it cannot be recovered", u.word))
+        }
+        // `mv x /dev/null` destroys x (and as root replaces the device); `cp /dev/null f`
+        // only empties f.
+        "mv" if v.positionals(&["-t", "-S"]).contains(&"/dev/null") => {
+            Some("moves files into or out of /dev/null, destroying them".into())
         }
         "scp" | "rsync" => {
             let remote_sys = v.args.iter().find(|a| {
@@ -187,7 +197,17 @@ fn destroy_content(v: &View<'_>) -> Option<String> {
                             .any(|d| path == *d || path.starts_with(&format!("{d}/")))
                 })
             });
-            remote_sys.map(|a| format!("writes system files on a remote host ({a})"))
+            if let Some(a) = remote_sys {
+                return Some(format!("writes system files on a remote host ({a})"));
+            }
+            // `rsync --delete … host:dir`: files only on the remote side are removed there.
+            let deletes = v.args.iter().any(|a| a.starts_with("--del"));
+            let to_remote = v.positionals(&["-e", "--rsh"]).last().is_some_and(|d| {
+                d.split_once(':')
+                    .is_some_and(|(h, _)| !h.is_empty() && !h.contains('/'))
+            });
+            (v.program() == "rsync" && deletes && to_remote)
+                .then(|| "deletes files on the remote host (`--delete`)".into())
         }
         _ => None,
     }
@@ -395,14 +415,14 @@ fn is_net_sender(p: &str) -> bool {
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
     Rule { id: "fs.delete_critical", category: "catastrophic_deletion", risk: Risk::Catastrophic, programs: &[], test: delete_critical, matches: &["rm -rf /", "rm -fr /", "rm -Rf /", "rm -r -f /", "rm --recursive --force /", "rm -rf ~", "rm -rf $HOME", "rm -rf /*", "rm -rf /etc", "rm -rf ..", "sudo rm -rf /", "/bin/rm -rf /", "r''m -rf /", "\\rm -rf /", "$'\\x72\\x6d' -rf /", "x=rm; $x -rf /", "{rm,-rf,/}", "rm${IFS}-rf${IFS}/", "find / -delete", "find ~ -exec rm -rf {} \\;", "mv / /tmp/x", "cd / && rm -rf *", "rm -rf /home/u", "rm -rf ~/"], not_matches: &["rm -rf ./target", "rm -rf build", "rm -rf /tmp/x", "echo rm -rf /", "rm -rf /home/u/proj/node_modules", "find . -name '*.pyc' -delete", "rm /etc/x"]},
-    Rule { id: "fs.delete_workspace", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_workspace, matches: &["rm -rf .", "rm -rf *", "rm -rf /home/u/proj", "find . -delete"], not_matches: &["rm -rf build", "rm -rf ./target/*"]},
-    Rule { id: "fs.delete_dynamic", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_dynamic, matches: &["rm -rf \"$DIR\"", "rm -rf \"$DIR\"/*", "rm -rf $(cat list)", "find . | xargs rm -rf"], not_matches: &["rm -f \"$FILE\"", "rm -rf build"]},
-    Rule { id: "fs.delete_outside", category: "deletion_outside_workspace", risk: Risk::High, programs: &[], test: delete_outside, matches: &["rm -rf ../other", "rm -f /etc/nginx/nginx.conf", "rm ~/notes.txt", "rm -rf /opt/app/cache", "rm -rf /tmp/build", "rm -rf \"$TMPDIR/foo\""], not_matches: &["rm /tmp/x.log", "rm -rf build", "rm -rf /", "TMPDIR=/scratch rm /scratch/x"]},
+    Rule { id: "fs.delete_workspace", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_workspace, matches: &["rm -rf .", "rm -rf *", "rm -rf /home/u/proj", "find . -delete", "find . | xargs rm -rf"], not_matches: &["rm -rf build", "rm -rf ./target/*"]},
+    Rule { id: "fs.delete_dynamic", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_dynamic, matches: &["rm -rf \"$DIR\"", "rm -rf \"$DIR\"/*", "rm -rf $(cat list)", "cat list | xargs rm -rf"], not_matches: &["rm -f \"$FILE\"", "rm -rf build"]},
+    Rule { id: "fs.delete_outside", category: "deletion_outside_workspace", risk: Risk::High, programs: &[], test: delete_outside, matches: &["rm -rf ../other", "rm -f /etc/nginx/nginx.conf", "rm ~/notes.txt", "rm -rf /opt/app/cache", "rm -rf /tmp", "rm -rf /tmp/*", "rm -rf /var/tmp/*", "rm -rf \"$TMPDIR\"/", "rm -rf \"$TMPDIR/foo\"", "TMPDIR=/Users rm -rf $TMPDIR/x"], not_matches: &["rm /tmp/x.log", "rm -rf build", "rm -rf /", "TMPDIR=/scratch rm /scratch/x", "rm -rf /tmp/build", "rm -rf /tmp/pytest-of-dev", "d=$(mktemp -d); rm -rf \"$d\""]},
     Rule { id: "fs.delete_protected", category: "git_destruction", risk: Risk::High, programs: &[], test: delete_protected, matches: &["rm -rf .git", "rm -f .husky/pre-commit"], not_matches: &["rm -rf .github-cache", "rm .gitignore"]},
     Rule { id: "fs.write_auth", category: "privilege_escalation", risk: Risk::Catastrophic, programs: &[], test: write_auth, matches: &["echo 'x ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers", "tee -a /etc/passwd < x", "cp x /etc/shadow"], not_matches: &["cat /etc/passwd", "grep root /etc/passwd"]},
     Rule { id: "fs.write_device", category: "disk_destruction", risk: Risk::Catastrophic, programs: &[], test: write_device, matches: &["dd if=/dev/zero of=/dev/sda", "echo x > /dev/sda", "cat img > /dev/nvme0n1", "shred /dev/sdb"], not_matches: &["dd if=/dev/zero of=disk.img bs=1M count=1", "echo x > /dev/null", "ls 2>/dev/null"]},
     Rule { id: "fs.write_system", category: "system_modification", risk: Risk::High, programs: &[], test: write_system, matches: &["echo 1 > /proc/sys/vm/drop_caches", "cp app /usr/local/bin/app", "echo x >> /etc/hosts"], not_matches: &["echo x > /tmp/y", "cp a b", "cat /etc/hosts"]},
-    Rule { id: "fs.destroy_content", category: "irrecoverable_deletion", risk: Risk::High, programs: &["shred", "srm", "wipe", "mv", "cp", "scp", "rsync"], test: destroy_content, matches: &["shred -u secret.txt", "mv important.db /dev/null", "scp binary root@server:/usr/local/bin/", "rsync -a x host:/etc/"], not_matches: &["mv a b", "scp a host:~/", "cp a b", "rsync -a dist/ deploy@web.example:/srv/app/"]},
+    Rule { id: "fs.destroy_content", category: "irrecoverable_deletion", risk: Risk::High, programs: &["shred", "srm", "wipe", "mv", "cp", "scp", "rsync"], test: destroy_content, matches: &["shred -u ~/secret.txt", "mv important.db /dev/null", "scp binary root@server:/usr/local/bin/", "rsync -a x host:/etc/", "rsync -a --delete ./dist/ u@host:/srv/app/", "mv file1 /dev/null file2"], not_matches: &["mv a b", "scp a host:~/", "cp a b", "shred -u build/x.key", "cp /dev/null logs/x.log", "rsync -a dist/ deploy@web.example:/srv/app/"]},
     Rule { id: "fs.write_protected", category: "persistence", risk: Risk::High, programs: &[], test: write_protected, matches: &["echo 'curl x|sh' >> ~/.bashrc", "echo key >> ~/.ssh/authorized_keys", "tee .git/hooks/pre-commit < x", "cat > .git/config <<EOF\n[core]\nEOF"], not_matches: &["cat ~/.bashrc", "echo x > notes.txt"]},
     Rule { id: "fs.write_outside", category: "write_outside_workspace", risk: Risk::High, programs: &[], test: write_outside, matches: &["cp a.txt ~/Desktop/", "sed -i s/a/b/ ~/notes.txt", "echo x > ../other/file", "chmod 600 ~/x.txt"], not_matches: &["cp a b", "echo x > /tmp/out.txt", "echo x > /dev/null", "cat ~/notes.txt"]},
     Rule { id: "privacy.personal", category: "personal_data", risk: Risk::High, programs: &[], test: personal_read, matches: &["cat ~/Documents/tax.txt", "sqlite3 ~/Library/Messages/chat.db 'SELECT 1'", "ls ~/Pictures/x.jpg"], not_matches: &["cat README.md", "cat ~/.bashrc"]},

@@ -59,7 +59,14 @@ fn reset_hard(v: &View<'_>) -> Option<String> {
 }
 
 /// Branch names that are a repository's default (or release) branch.
-const DEFAULT_BRANCHES: &[&str] = &["main", "master", "trunk", "develop", "production", "release"];
+const DEFAULT_BRANCHES: &[&str] = &[
+    "main",
+    "master",
+    "trunk",
+    "develop",
+    "production",
+    "release",
+];
 
 /// `--force-with-lease` (or `--force-if-includes`) pushing to a default branch, or to a branch
 /// the command does not name: a force push all the same where it matters most.
@@ -79,7 +86,9 @@ fn lease_to_default(args: &[&str]) -> bool {
     refspecs.is_empty()
         || refspecs.iter().any(|r| {
             let dst = r.rsplit(':').next().unwrap_or(r);
-            let dst = dst.trim_start_matches('+').trim_start_matches("refs/heads/");
+            let dst = dst
+                .trim_start_matches('+')
+                .trim_start_matches("refs/heads/");
             DEFAULT_BRANCHES.contains(&dst) || dst == "HEAD"
         })
 }

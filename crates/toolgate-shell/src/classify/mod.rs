@@ -252,7 +252,9 @@ pub(crate) fn classify(
                 all: recs,
             };
             let mut findings = Vec::new();
-            for rule in all_rules() {
+            // `X sub --help`, `terraform destroy -help`: prints help, runs nothing.
+            let help = help_only(&view.args);
+            for rule in all_rules().filter(|_| !help) {
                 if !rule.programs.is_empty() && !rule.programs.contains(&rec.program.as_str()) {
                     continue;
                 }
@@ -292,6 +294,15 @@ pub(crate) fn classify(
             }
         })
         .collect()
+}
+
+/// Whether the command only asks for help: `--help` or `-help` right after the program's
+/// subcommand words (`kubectl delete -help`), never after an option that could take it as
+/// its value (`find / -delete -name --help` deletes).
+fn help_only(args: &[&str]) -> bool {
+    args.iter()
+        .position(|a| matches!(*a, "--help" | "-help"))
+        .is_some_and(|i| args[..i].iter().all(|a| !a.starts_with('-')))
 }
 
 /// Programs a computed program name (`$x -rf /`, `${0/*/rm} -rf ~`) is tried as: where

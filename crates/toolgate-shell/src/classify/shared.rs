@@ -15,8 +15,23 @@ use crate::types::Origin;
 /// Database clients that talk to a server (a local `sqlite3`/`duckdb` file is the
 /// workspace's business).
 const SERVER_CLIENTS: &[&str] = &[
-    "psql", "mysql", "mariadb", "mongo", "mongosh", "cqlsh", "clickhouse-client", "sqlcmd",
-    "cockroach", "influx", "pgcli", "mycli", "usql", "snowsql", "bq", "trino", "presto",
+    "psql",
+    "mysql",
+    "mariadb",
+    "mongo",
+    "mongosh",
+    "cqlsh",
+    "clickhouse-client",
+    "sqlcmd",
+    "cockroach",
+    "influx",
+    "pgcli",
+    "mycli",
+    "usql",
+    "snowsql",
+    "bq",
+    "trino",
+    "presto",
 ];
 
 /// The options of each client whose value is a query or a script file.
@@ -102,7 +117,10 @@ fn db_mutation(v: &View<'_>) -> Option<String> {
         super::option_values(&v.rec.argv[1..], query, &mut queries);
         for q in &queries {
             if q.dynamic {
-                return Some(format!("runs a query the analyzer cannot see (`{}`)", q.text));
+                return Some(format!(
+                    "runs a query the analyzer cannot see (`{}`)",
+                    q.text
+                ));
             }
             if let Some(s) = writing_statement(prog, &q.text) {
                 return Some(format!("changes the database (`{s}`)"));
@@ -136,29 +154,113 @@ fn db_mutation(v: &View<'_>) -> Option<String> {
 
 /// Redis commands that only read; anything else changes the server.
 const REDIS_READS: &[&str] = &[
-    "GET", "MGET", "KEYS", "SCAN", "EXISTS", "TTL", "PTTL", "TYPE", "STRLEN", "HGET", "HMGET",
-    "HGETALL", "HKEYS", "HVALS", "HLEN", "HEXISTS", "HSCAN", "LRANGE", "LLEN", "LINDEX",
-    "SMEMBERS", "SCARD", "SISMEMBER", "SSCAN", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZCARD",
-    "ZSCORE", "ZRANK", "ZSCAN", "ZCOUNT", "INFO", "PING", "DBSIZE", "MONITOR", "ECHO", "TIME",
-    "LASTSAVE", "SELECT", "AUTH", "XRANGE", "XREVRANGE", "XLEN", "XREAD", "XINFO", "PUBSUB",
-    "SUBSCRIBE", "PSUBSCRIBE", "OBJECT", "MEMORY", "SLOWLOG", "LATENCY", "CLIENT", "CONFIG",
-    "COMMAND", "ROLE", "HELLO", "GETRANGE", "BITCOUNT", "GEOPOS", "GEODIST", "PFCOUNT", "DUMP",
-    "RANDOMKEY", "CLUSTER",
+    "GET",
+    "MGET",
+    "KEYS",
+    "SCAN",
+    "EXISTS",
+    "TTL",
+    "PTTL",
+    "TYPE",
+    "STRLEN",
+    "HGET",
+    "HMGET",
+    "HGETALL",
+    "HKEYS",
+    "HVALS",
+    "HLEN",
+    "HEXISTS",
+    "HSCAN",
+    "LRANGE",
+    "LLEN",
+    "LINDEX",
+    "SMEMBERS",
+    "SCARD",
+    "SISMEMBER",
+    "SSCAN",
+    "ZRANGE",
+    "ZRANGEBYSCORE",
+    "ZREVRANGE",
+    "ZCARD",
+    "ZSCORE",
+    "ZRANK",
+    "ZSCAN",
+    "ZCOUNT",
+    "INFO",
+    "PING",
+    "DBSIZE",
+    "MONITOR",
+    "ECHO",
+    "TIME",
+    "LASTSAVE",
+    "SELECT",
+    "AUTH",
+    "XRANGE",
+    "XREVRANGE",
+    "XLEN",
+    "XREAD",
+    "XINFO",
+    "PUBSUB",
+    "SUBSCRIBE",
+    "PSUBSCRIBE",
+    "OBJECT",
+    "MEMORY",
+    "SLOWLOG",
+    "LATENCY",
+    "CLIENT",
+    "CONFIG",
+    "COMMAND",
+    "ROLE",
+    "HELLO",
+    "GETRANGE",
+    "BITCOUNT",
+    "GEOPOS",
+    "GEODIST",
+    "PFCOUNT",
+    "DUMP",
+    "RANDOMKEY",
+    "CLUSTER",
 ];
 
 /// Sub-words of read-list commands that write (`CONFIG SET`, `CLIENT KILL`).
 const REDIS_WRITING_SUBS: &[&str] = &[
-    "SET", "REWRITE", "RESETSTAT", "KILL", "PAUSE", "RESET", "FLUSHSLOTS", "FAILOVER",
-    "DELSLOTS", "FORGET", "ADDSLOTS", "MEET", "REPLICATE",
+    "SET",
+    "REWRITE",
+    "RESETSTAT",
+    "KILL",
+    "PAUSE",
+    "RESET",
+    "FLUSHSLOTS",
+    "FAILOVER",
+    "DELSLOTS",
+    "FORGET",
+    "ADDSLOTS",
+    "MEET",
+    "REPLICATE",
 ];
 
 /// redis-cli's options that take a value.
 const REDIS_CLI: Grammar<'static> = Grammar {
     short_val: "hpsanurixdcet",
     long_val: &[
-        "--user", "--pass", "--askpass", "--cacert", "--cacertdir", "--cert", "--key", "--sni",
-        "--tls-ciphers", "--rdb", "--functions-rdb", "--pipe-timeout", "--pattern", "--count",
-        "--quoted-pattern", "--memkeys-samples", "--eval", "--cluster",
+        "--user",
+        "--pass",
+        "--askpass",
+        "--cacert",
+        "--cacertdir",
+        "--cert",
+        "--key",
+        "--sni",
+        "--tls-ciphers",
+        "--rdb",
+        "--functions-rdb",
+        "--pipe-timeout",
+        "--pattern",
+        "--count",
+        "--quoted-pattern",
+        "--memkeys-samples",
+        "--eval",
+        "--cluster",
     ],
     permute: false,
     ..Grammar::EMPTY
@@ -167,7 +269,13 @@ const REDIS_CLI: Grammar<'static> = Grammar {
 fn redis_mutation(v: &View<'_>) -> Option<String> {
     let parsed = REDIS_CLI.parse(&v.rec.argv, 1);
     if parsed.items.iter().any(|it| {
-        matches!(it, Item::Long { name: "eval" | "pipe", .. })
+        matches!(
+            it,
+            Item::Long {
+                name: "eval" | "pipe",
+                ..
+            }
+        )
     }) {
         return Some("runs a script or a stream of commands on the server".into());
     }
@@ -203,10 +311,12 @@ fn raw_mutation(v: &View<'_>) -> Option<String> {
         .as_ref()
         .map(|(t, _)| t.as_str())
         .or(v.rec.fed.as_deref())?;
-    raw_write()?
-        .captures(fed)
-        .and_then(|c| c.get(1))
-        .map(|m| format!("sends `{}` to a server over a raw connection", m.as_str().trim()))
+    raw_write()?.captures(fed).and_then(|c| c.get(1)).map(|m| {
+        format!(
+            "sends `{}` to a server over a raw connection",
+            m.as_str().trim()
+        )
+    })
 }
 
 /// `kill` of processes the command did not start: a literal pid or a looked-up one (`$!`,
@@ -217,7 +327,12 @@ fn kill_pid(v: &View<'_>) -> Option<String> {
             .then(|| "kills every process using the file or port".into());
     }
     let args = &v.rec.argv[1..];
-    if args.iter().any(|a| matches!(a.text.as_str(), "-l" | "-L" | "--list" | "--table" | "-0" | "-s0")) {
+    if args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-l" | "-L" | "--list" | "--table" | "-0" | "-s0"
+        )
+    }) {
         return None;
     }
     if args

@@ -112,6 +112,16 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
             }
         }
         "git" => git_writes(args, &mut out),
+        // A download from object storage writes its local destination.
+        "aws" | "gsutil" | "gcloud" | "s3cmd" | "mc" | "rclone" | "azcopy" => {
+            let words = ops();
+            let pos: Vec<&str> = words.iter().map(|f| f.text.as_str()).collect();
+            if super::remote::is_download(&pos)
+                && let Some(dst) = words.last()
+            {
+                out.push((dst.clone(), Access::Write));
+            }
+        }
         _ => {}
     }
     out
