@@ -33,7 +33,7 @@ pub(crate) enum Alias {
 }
 
 /// Whether `word` is the path of an installed program.
-fn installed_program(word: &str) -> bool {
+pub(crate) fn installed_program(word: &str) -> bool {
     let dir = word.rsplit_once('/').map_or("", |(d, _)| d);
     PROGRAM_DIRS.contains(&dir)
 }

@@ -356,5 +356,34 @@ mod tests {
         assert_eq!(texts("npm exec --call='make test'"), ["make test"]);
         assert_eq!(texts("npm run build -- -c x"), Vec::<String>::new());
         assert_eq!(texts("npm install -c"), Vec::<String>::new());
+        assert_eq!(texts("cmake -E rm -rf out"), ["rm -rf out"]);
+        assert_eq!(texts("cmake -E remove_directory /"), ["rm -rf /"]);
+        assert_eq!(texts("cmake -E copy a b"), Vec::<String>::new());
     }
+}
+
+/// `cmake -E rm [-r] [-f] PATHS`, `remove`, `remove_directory`: cmake's portable file
+/// commands, analysed as the `rm` they are.
+pub(super) fn cmake(argv: &[Field], out: &mut Vec<Carried>) {
+    let Some(e) = argv.iter().position(|w| w.text == "-E") else {
+        return;
+    };
+    let Some(cmd) = argv.get(e + 1) else {
+        return;
+    };
+    let rest = argv.get(e + 2..).unwrap_or(&[]);
+    let flags: &[&str] = match cmd.text.as_str() {
+        "rm" => &[],
+        "remove" => &["-f"],
+        "remove_directory" | "rm_rf" => &["-rf"],
+        _ => return,
+    };
+    let mut inner = vec![Field::lit("rm")];
+    inner.extend(flags.iter().map(|f| Field::lit(*f)));
+    inner.extend(
+        rest.iter()
+            .filter(|w| cmd.text != "remove" || w.text != "-f")
+            .cloned(),
+    );
+    out.push(Carried::Argv(inner));
 }

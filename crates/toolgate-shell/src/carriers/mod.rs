@@ -228,6 +228,7 @@ pub(crate) fn carried(prog: &str, argv: &[Field]) -> Vec<Carried> {
         "cargo" => cargo(argv, &mut out),
         "go" => go(argv, &mut out),
         "make" | "gmake" => make(argv, &mut out),
+        "cmake" => cmake(argv, &mut out),
         "docker" | "podman" | "nerdctl" => container_run(argv, &mut out),
         "curl" => curl_config(argv, &mut out),
         "wget" => wget_execute(argv, &mut out),

@@ -294,6 +294,15 @@ pub(crate) fn program_baseline(v: &View<'_>) -> Risk {
     {
         return Risk::Moderate;
     }
+    // `./ls` or `/tmp/cat` could be anything; only an installed program is the one the
+    // table describes.
+    if v.rec
+        .argv
+        .first()
+        .is_some_and(|p| p.text.contains('/') && !crate::renames::installed_program(&p.text))
+    {
+        return Risk::Moderate;
+    }
     if v.rec.argv.is_empty() {
         return Risk::ReadOnly;
     }

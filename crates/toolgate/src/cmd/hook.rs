@@ -289,7 +289,9 @@ fn dont_ask(decision: Decision, reason: String, mode: PermissionMode) -> (Decisi
 }
 
 fn analyze(command: &str, place: &Place) -> Analysis {
-    let mut ctx = Context::new(place.cwd.clone()).with_root(place.project.clone());
+    let mut ctx = Context::new(place.cwd.clone())
+        .with_root(place.project.clone())
+        .with_sources(toolgate_tools::shell::read_sourced_file);
     if !place.cwd.starts_with(&place.project) {
         ctx = ctx.with_root(place.cwd.clone());
     }
