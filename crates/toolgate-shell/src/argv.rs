@@ -104,6 +104,15 @@ pub(crate) fn split_long(long: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// A piece of a word as a field of its own ([`part`] for any [`Word`]).
+fn part_w<W: Word>(of: &W, text: &str) -> Field {
+    let mut f = of.field();
+    f.text = text.to_owned();
+    f.glob = false;
+    f.procsub = None;
+    f
+}
+
 /// A piece of a word as a field of its own, keeping what is known about the word.
 pub(crate) fn part(of: &Field, text: &str) -> Field {
     Field {
@@ -128,6 +137,60 @@ impl Grammar<'static> {
         word_flags: &[],
         permute: true,
     };
+}
+
+/// A word of a command line: an expanded [`Field`] or plain text.
+pub(crate) trait Word {
+    /// The word's text.
+    fn text(&self) -> &str;
+    /// The word as a field (a value taken from it keeps what is known about it).
+    fn field(&self) -> Field;
+}
+
+impl Word for Field {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn field(&self) -> Field {
+        self.clone()
+    }
+}
+
+impl Word for &str {
+    fn text(&self) -> &str {
+        self
+    }
+    fn field(&self) -> Field {
+        Field::lit(*self)
+    }
+}
+
+/// Indices (into `words`) of the operands when the options in `valued` take a value:
+/// `-n` (also inside a bundle, `-vn 5`, `-n5`), `--lines` (also `--lines=5`), or a
+/// single-dash long name (`-chdir`). Options after operands count (GNU); `--` ends them.
+pub(crate) fn operand_indices<W: Word>(words: &[W], valued: &[&str]) -> Vec<usize> {
+    let short: String = valued
+        .iter()
+        .filter_map(|v| v.strip_prefix('-'))
+        .filter(|v| v.len() == 1)
+        .collect();
+    let long: Vec<&str> = valued
+        .iter()
+        .copied()
+        .filter(|v| v.starts_with("--"))
+        .collect();
+    let single: Vec<&str> = valued
+        .iter()
+        .copied()
+        .filter(|v| !v.starts_with("--") && v.len() > 2)
+        .collect();
+    let grammar = Grammar {
+        short_val: &short,
+        long_val: &long,
+        word_val: &single,
+        ..Grammar::EMPTY
+    };
+    grammar.parse(words, 0).operands().collect()
 }
 
 /// A long option's name without its dashes.
@@ -161,16 +224,16 @@ impl<'g> Grammar<'g> {
     }
 
     /// Reads `argv[from..]`.
-    pub(crate) fn parse<'a>(&self, argv: &'a [Field], from: usize) -> Parsed<'a>
+    pub(crate) fn parse<'a, W: Word>(&self, argv: &'a [W], from: usize) -> Parsed<'a>
     where
         'g: 'a,
     {
         let mut items = Vec::new();
-        let mut i = from;
+        let mut i = from.min(argv.len());
         let mut rest = None;
         while i < argv.len() {
             let w = &argv[i];
-            let a = w.text.as_str();
+            let a = w.text();
             if a == "--" {
                 rest = Some(i + 1);
                 items.extend((i + 1..argv.len()).map(|at| Item::Operand { at }));
@@ -195,14 +258,14 @@ impl<'g> Grammar<'g> {
                 };
                 let value = if valued {
                     match inline {
-                        Some(v) => Some(part(w, v)),
+                        Some(v) => Some(part_w(w, v)),
                         None => {
                             i += 1;
-                            argv.get(i).cloned()
+                            argv.get(i).map(Word::field)
                         }
                     }
                 } else {
-                    inline.map(|v| part(w, v))
+                    inline.map(|v| part_w(w, v))
                 };
                 items.push(Item::Long {
                     name,
@@ -218,10 +281,10 @@ impl<'g> Grammar<'g> {
             if let Some(full) = self.word_val.iter().find(|n| bare(n) == word_name) {
                 let at = i;
                 let value = match word_inline {
-                    Some(v) => Some(part(w, v)),
+                    Some(v) => Some(part_w(w, v)),
                     None => {
                         i += 1;
-                        argv.get(i).cloned()
+                        argv.get(i).map(Word::field)
                     }
                 };
                 items.push(Item::Long {
@@ -249,7 +312,7 @@ impl<'g> Grammar<'g> {
                     let tail = &body[pos + c.len_utf8()..];
                     items.push(Item::Short {
                         letter: c,
-                        value: (!tail.is_empty()).then(|| part(w, tail)),
+                        value: (!tail.is_empty()).then(|| part_w(w, tail)),
                         at,
                     });
                     break;
@@ -258,9 +321,9 @@ impl<'g> Grammar<'g> {
                     let tail = &body[pos + c.len_utf8()..];
                     let value = if tail.is_empty() {
                         i += 1;
-                        argv.get(i).cloned()
+                        argv.get(i).map(Word::field)
                     } else {
-                        Some(part(w, tail))
+                        Some(part_w(w, tail))
                     };
                     items.push(Item::Short {
                         letter: c,
@@ -293,24 +356,8 @@ impl<'a> Parsed<'a> {
         })
     }
 
-    /// Whether the short letter `c` is given (alone or in a bundle).
-    pub(crate) fn has_short(&self, c: char) -> bool {
-        self.items
-            .iter()
-            .any(|it| matches!(it, Item::Short { letter, .. } if *letter == c))
-    }
 
-    /// Whether the long option `name` (without dashes) is given, in any accepted spelling.
-    pub(crate) fn has_long(&self, name: &str) -> bool {
-        self.items
-            .iter()
-            .any(|it| matches!(it, Item::Long { name: n, .. } if long_is(n, name)))
-    }
 
-    /// Whether the short letter `c` or the long option `long` is given.
-    pub(crate) fn has(&self, c: char, long: &str) -> bool {
-        self.has_short(c) || self.has_long(long)
-    }
 
     /// The values of the short letter `c` or the long option `long` (`'\0'` / `""` for none).
     pub(crate) fn values<'s>(
@@ -385,7 +432,9 @@ mod tests {
         }
         assert!(
             G.parse(&fields("x --compress-prog=gz f"), 1)
-                .has_long("compress-program")
+                .items
+            .iter()
+            .any(|it| matches!(it, Item::Long { name: "compress-program", .. }))
         );
         // Too short to be an abbreviation: a flag, and the next word is an operand.
         assert_eq!(ops(&G, "x --ou out f"), ["out", "f"]);
@@ -411,7 +460,7 @@ mod tests {
         assert_eq!(ops(&G, "find . -name -delete -delete"), ["."]);
         let argv = fields("find . -name=x -delete");
         let p = G.parse(&argv, 1);
-        assert!(p.has_long("delete"));
+        assert!(p.items.iter().any(|it| matches!(it, Item::Long { name: "delete", .. })));
         assert_eq!(p.value('\0', "name").map(|f| f.text.as_str()), Some("x"));
         let posix = Grammar {
             permute: false,

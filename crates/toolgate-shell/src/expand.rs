@@ -307,13 +307,9 @@ impl Walker<'_> {
         }
     }
 
-    /// Walks `$(code)` as a subshell and evaluates its output if it is constant.
-    pub fn substitution(&mut self, code: &str) -> Output {
-        self.substitution_tainted(code).0
-    }
-
-    /// [`Walker::substitution`], and whether the output carries secret material: a command
-    /// inside read a credentials file, printed credentials or was given secret data.
+    /// Walks `$(code)` as a subshell and evaluates its output if it is constant; also says
+    /// whether the output carries secret material (a command inside read a credentials
+    /// file, printed credentials or was given secret data).
     pub fn substitution_tainted(&mut self, code: &str) -> (Output, bool) {
         let first = self.recs.len();
         let saved_pipe = self.last_pipe.take();

@@ -74,6 +74,7 @@ mod expand;
 mod feed;
 mod flow;
 mod globals;
+mod grammars;
 mod idioms;
 mod interp;
 pub mod limits;
@@ -107,7 +108,8 @@ use crate::walk::Walker;
 /// One entry of the analyzer's built-in rule tables, for `--explain` output and documentation.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RuleInfo {
-    /// Which table: `risk`, `credentials`, `interpreter`, `server`, `carrier` or `wrapper`.
+    /// Which table: `risk`, `credentials`, `idiom`, `global_options`, `interpreter`,
+    /// `server`, `carrier` or `wrapper`.
     pub table: &'static str,
     /// Rule id (the wrapper name for wrappers).
     pub id: String,
@@ -149,6 +151,22 @@ pub fn rule_catalog() -> Vec<RuleInfo> {
         risk: None,
         matches: c.matches.to_vec(),
         not_matches: c.not_matches.to_vec(),
+    }));
+    out.extend(idioms::ENV_INIT.iter().map(|e| RuleInfo {
+        table: "idiom",
+        id: format!("{} {}", e.program, e.subcommands.join("|")),
+        category: "environment_setup",
+        risk: None,
+        matches: e.matches.to_vec(),
+        not_matches: e.not_matches.to_vec(),
+    }));
+    out.extend(globals::GLOBALS.iter().map(|g| RuleInfo {
+        table: "global_options",
+        id: g.programs.join("/"),
+        category: "",
+        risk: None,
+        matches: g.examples.iter().map(|(c, _)| *c).collect(),
+        not_matches: Vec::new(),
     }));
     out.extend(interp::INTERP_RULES.iter().map(|r| RuleInfo {
         table: "interpreter",

@@ -180,21 +180,8 @@ impl Walker<'_> {
     }
 
     pub(crate) fn run_ssh(&mut self, argv: &[Field]) -> Option<()> {
-        const VAL: &str = "bcDEeFIiJLlmOopQRSWw";
-        let mut i = 1;
-        while i < argv.len() {
-            let a = argv[i].text.as_str();
-            if a.starts_with('-') && a.len() > 1 {
-                let last = a.chars().last().unwrap_or(' ');
-                i += if VAL.contains(last) && a.len() == 2 {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            break;
-        }
+        // The host ends ssh's options; the words after it are the remote command.
+        let i = crate::grammars::SSH.parse(argv, 1).rest;
         let rest = argv.get(i + 1..)?;
         if rest.is_empty() {
             return None;

@@ -8,7 +8,7 @@ use toolgate_protocol::{CallFacts, CommandFact, Finding, PathFact, Risk};
 use crate::limits::Limits;
 
 /// Where and for whom a command is analysed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Context {
     /// Working directory the command starts in (absolute).
     pub cwd: PathBuf,
@@ -26,6 +26,23 @@ pub struct Context {
 
 /// A caller-supplied reader of the workspace files a command sources.
 pub type SourceReader = fn(&std::path::Path) -> Option<String>;
+
+impl PartialEq for Context {
+    fn eq(&self, other: &Self) -> bool {
+        let same_reader = match (self.sources, other.sources) {
+            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        self.cwd == other.cwd
+            && self.roots == other.roots
+            && self.home == other.home
+            && self.limits == other.limits
+            && same_reader
+    }
+}
+
+impl Eq for Context {}
 
 impl Default for Context {
     fn default() -> Self {

@@ -13,45 +13,23 @@ pub(super) const SSH_COMMAND_KEYS: &[&str] = &["proxycommand", "localcommand", "
 /// `ssh -o` keys that load a library (its code runs in ssh).
 pub(super) const SSH_LIBRARY_KEYS: &[&str] = &["pkcs11provider", "securitykeyprovider"];
 
-/// `ssh -o Key=Value` / `-oKey Value` with a command key; `-o` for `scp` and `sftp` too.
+/// `ssh -o Key=Value` / `-oKey Value` with a command key; `-o` for `scp` and `sftp` too
+/// (which take options after operands; ssh stops at the host).
 pub(super) fn ssh_options(argv: &[Field], val_short: &str, out: &mut Vec<Carried>) {
-    let mut i = 1;
-    while i < argv.len() {
-        let w = &argv[i];
-        let a = w.text.as_str();
-        if a == "--" || !a.starts_with('-') || a.len() < 2 {
-            // ssh stops at the host; scp and sftp take operands after options too, but
-            // nothing after the first operand is an option for ssh.
-            if argv[0].text.ends_with("ssh") {
-                break;
-            }
-            i += 1;
-            continue;
+    let grammar = crate::argv::Grammar {
+        short_val: val_short,
+        permute: !argv[0].text.ends_with("ssh"),
+        ..crate::argv::Grammar::EMPTY
+    };
+    for item in grammar.parse(argv, 1).items {
+        if let crate::argv::Item::Short {
+            letter: 'o',
+            value: Some(v),
+            ..
+        } = item
+        {
+            ssh_option(&argv[0].text, &v.text, &v, out);
         }
-        let flags = &a[1..];
-        for (pos, c) in flags.char_indices() {
-            let rest = &flags[pos + c.len_utf8()..];
-            if c == 'o' {
-                let (value, src) = if rest.is_empty() {
-                    i += 1;
-                    match argv.get(i) {
-                        Some(v) => (v.text.as_str(), v),
-                        None => break,
-                    }
-                } else {
-                    (rest, w)
-                };
-                ssh_option(&argv[0].text, value, src, out);
-                break;
-            }
-            if val_short.contains(c) {
-                if rest.is_empty() {
-                    i += 1;
-                }
-                break;
-            }
-        }
-        i += 1;
     }
 }
 

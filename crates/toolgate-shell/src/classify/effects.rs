@@ -153,25 +153,13 @@ fn glob_base(pattern: &Path) -> PathBuf {
     }
 }
 
-/// Operands of a command: arguments not starting with `-` (everything after `--`).
+/// Operands of a command (`args` without the program) when `value_flags` take a value,
+/// read with the one getopt reader ([`crate::argv::operand_indices`]).
 pub(crate) fn operands(args: &[Field], value_flags: &[&str]) -> Vec<Field> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut dd = false;
-    while i < args.len() {
-        let a = &args[i];
-        if !dd && a.text == "--" {
-            dd = true;
-        } else if !dd && a.text.starts_with('-') && a.text.len() > 1 {
-            if value_flags.contains(&a.text.as_str()) {
-                i += 1;
-            }
-        } else {
-            out.push(a.clone());
-        }
-        i += 1;
-    }
-    out
+    crate::argv::operand_indices(args, value_flags)
+        .into_iter()
+        .map(|i| args[i].clone())
+        .collect()
 }
 
 fn has_short(args: &[Field], c: char) -> bool {

@@ -8,20 +8,6 @@ use super::{Rule, View};
 use crate::argv::{Grammar, Item};
 use crate::feed::is_loopback_url;
 
-/// ssh's options that take a value (`-R`, `-L`, `-D` among them).
-const SSH: Grammar<'static> = Grammar {
-    short_val: "BbcDEeFIiJLlmOopQRSWw",
-    permute: false,
-    ..Grammar::EMPTY
-};
-
-/// autossh: ssh's options and its own `-M PORT`.
-const AUTOSSH: Grammar<'static> = Grammar {
-    short_val: "BbcDEeFIiJLlmOopQRSWwM",
-    permute: false,
-    ..Grammar::EMPTY
-};
-
 /// Programs whose only job is to publish a local port on the internet.
 const TUNNEL_SERVICES: &[&str] = &[
     "ngrok",
@@ -61,9 +47,8 @@ fn tunnel(v: &View<'_>) -> Option<String> {
         return Some(format!("`{p}` publishes a local service on the internet"));
     }
     let grammar: Grammar<'static> = match p {
-        "ssh" => SSH,
-        // autossh's own `-M PORT` besides ssh's options.
-        "autossh" => AUTOSSH,
+        "ssh" => crate::grammars::SSH,
+        "autossh" => crate::grammars::AUTOSSH,
         _ => return None,
     };
     for item in grammar.parse(&v.rec.argv, 1).items {

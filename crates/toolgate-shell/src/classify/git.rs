@@ -5,40 +5,11 @@ use toolgate_protocol::Risk;
 
 use super::{Rule, View};
 
-/// git global options that take a separate value.
-const GLOBAL_VALUE: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--exec-path",
-    "--config-env",
-    "--super-prefix",
-    "--list-cmds",
-    "--attr-source",
-];
-
-/// The git subcommand and its arguments, after global options.
+/// The git subcommand and its arguments, after global options (read with
+/// [`crate::grammars::GIT`]).
 pub(crate) fn git_sub<'a>(v: &View<'a>) -> Option<(&'a str, Vec<&'a str>)> {
-    let mut i = 0;
-    while i < v.args.len() {
-        let a = v.args[i];
-        if a == "--" {
-            i += 1;
-            continue;
-        }
-        if GLOBAL_VALUE.contains(&a) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        return Some((a, v.args[i + 1..].to_vec()));
-    }
-    None
+    let i = crate::grammars::git_subcommand_index(&v.args)?;
+    Some((v.args[i], v.args[i + 1..].to_vec()))
 }
 
 fn flag(args: &[&str], short: char, long: &[&str]) -> bool {

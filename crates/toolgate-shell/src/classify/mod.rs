@@ -69,25 +69,13 @@ impl<'a> View<'a> {
         self.args.iter().any(|a| names.contains(a))
     }
 
-    /// Positional arguments (not starting with `-`), skipping the values of `value_flags`.
+    /// Positional arguments, skipping the values of `value_flags` (read with the one
+    /// getopt reader, [`crate::argv::operand_indices`]).
     pub fn positionals(&self, value_flags: &[&str]) -> Vec<&'a str> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        let mut after_dd = false;
-        while i < self.args.len() {
-            let a = self.args[i];
-            if !after_dd && a == "--" {
-                after_dd = true;
-            } else if !after_dd && a.starts_with('-') && a.len() > 1 {
-                if value_flags.contains(&a) {
-                    i += 1;
-                }
-            } else {
-                out.push(a);
-            }
-            i += 1;
-        }
-        out
+        crate::argv::operand_indices(&self.args, value_flags)
+            .into_iter()
+            .map(|i| self.args[i])
+            .collect()
     }
 
     /// A value given as `--flag=value`, `--flag value` or `-f value`.

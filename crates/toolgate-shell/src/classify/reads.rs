@@ -224,28 +224,8 @@ pub(crate) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Fiel
 
 /// git's subcommand and the words after it, past the global options (`-C DIR`, `-c K=V`).
 pub(crate) fn git_subcommand(args: &[Field]) -> Option<(&str, &[Field])> {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if matches!(
-            a,
-            "-C" | "-c"
-                | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--super-prefix"
-                | "--attr-source"
-                | "--list-cmds"
-        ) {
-            i += 2;
-        } else if a.starts_with('-') {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    Some((args.get(i)?.text.as_str(), &args[i + 1..]))
+    let i = crate::grammars::git_subcommand_index(args)?;
+    Some((args[i].text.as_str(), &args[i + 1..]))
 }
 
 /// git subcommands that print file contents.
