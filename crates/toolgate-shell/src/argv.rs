@@ -356,9 +356,6 @@ impl<'a> Parsed<'a> {
         })
     }
 
-
-
-
     /// The values of the short letter `c` or the long option `long` (`'\0'` / `""` for none).
     pub(crate) fn values<'s>(
         &'s self,
@@ -433,8 +430,14 @@ mod tests {
         assert!(
             G.parse(&fields("x --compress-prog=gz f"), 1)
                 .items
-            .iter()
-            .any(|it| matches!(it, Item::Long { name: "compress-program", .. }))
+                .iter()
+                .any(|it| matches!(
+                    it,
+                    Item::Long {
+                        name: "compress-program",
+                        ..
+                    }
+                ))
         );
         // Too short to be an abbreviation: a flag, and the next word is an operand.
         assert_eq!(ops(&G, "x --ou out f"), ["out", "f"]);
@@ -460,7 +463,11 @@ mod tests {
         assert_eq!(ops(&G, "find . -name -delete -delete"), ["."]);
         let argv = fields("find . -name=x -delete");
         let p = G.parse(&argv, 1);
-        assert!(p.items.iter().any(|it| matches!(it, Item::Long { name: "delete", .. })));
+        assert!(
+            p.items
+                .iter()
+                .any(|it| matches!(it, Item::Long { name: "delete", .. }))
+        );
         assert_eq!(p.value('\0', "name").map(|f| f.text.as_str()), Some("x"));
         let posix = Grammar {
             permute: false,

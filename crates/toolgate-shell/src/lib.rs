@@ -67,6 +67,7 @@
 #![deny(missing_docs)]
 
 mod argv;
+mod builtins;
 mod carriers;
 mod classify;
 mod exec;
@@ -83,12 +84,14 @@ mod normalize;
 mod param;
 mod parse;
 mod paths;
+mod redirect;
 mod renames;
 mod runners;
 mod sed;
 mod server;
 mod types;
 mod unwrap;
+mod vars;
 mod walk;
 mod words;
 

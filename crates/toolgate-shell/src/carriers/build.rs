@@ -57,10 +57,8 @@ pub(super) fn package_manager(prog: &str, argv: &[Field], out: &mut Vec<Carried>
         };
         match *name {
             "call" if exec_like => out.push(Carried::Shell(value.clone())),
-            "script-shell" | "config.script-shell" => {
-                if !is_plain_shell(value) {
-                    out.push(Carried::Argv(vec![value.clone()]));
-                }
+            "script-shell" | "config.script-shell" if !is_plain_shell(value) => {
+                out.push(Carried::Argv(vec![value.clone()]));
             }
             "node-options" | "config.node-options" => {
                 let t = value.text.as_str();
@@ -331,6 +329,32 @@ fn make_refs(line: &str) -> String {
     out
 }
 
+/// `cmake -E rm [-r] [-f] PATHS`, `remove`, `remove_directory`: cmake's portable file
+/// commands, analysed as the `rm` they are.
+pub(super) fn cmake(argv: &[Field], out: &mut Vec<Carried>) {
+    let Some(e) = argv.iter().position(|w| w.text == "-E") else {
+        return;
+    };
+    let Some(cmd) = argv.get(e + 1) else {
+        return;
+    };
+    let rest = argv.get(e + 2..).unwrap_or(&[]);
+    let flags: &[&str] = match cmd.text.as_str() {
+        "rm" => &[],
+        "remove" => &["-f"],
+        "remove_directory" | "rm_rf" => &["-rf"],
+        _ => return,
+    };
+    let mut inner = vec![Field::lit("rm")];
+    inner.extend(flags.iter().map(|f| Field::lit(*f)));
+    inner.extend(
+        rest.iter()
+            .filter(|w| cmd.text != "remove" || w.text != "-f")
+            .cloned(),
+    );
+    out.push(Carried::Argv(inner));
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::texts;
@@ -360,30 +384,4 @@ mod tests {
         assert_eq!(texts("cmake -E remove_directory /"), ["rm -rf /"]);
         assert_eq!(texts("cmake -E copy a b"), Vec::<String>::new());
     }
-}
-
-/// `cmake -E rm [-r] [-f] PATHS`, `remove`, `remove_directory`: cmake's portable file
-/// commands, analysed as the `rm` they are.
-pub(super) fn cmake(argv: &[Field], out: &mut Vec<Carried>) {
-    let Some(e) = argv.iter().position(|w| w.text == "-E") else {
-        return;
-    };
-    let Some(cmd) = argv.get(e + 1) else {
-        return;
-    };
-    let rest = argv.get(e + 2..).unwrap_or(&[]);
-    let flags: &[&str] = match cmd.text.as_str() {
-        "rm" => &[],
-        "remove" => &["-f"],
-        "remove_directory" | "rm_rf" => &["-rf"],
-        _ => return,
-    };
-    let mut inner = vec![Field::lit("rm")];
-    inner.extend(flags.iter().map(|f| Field::lit(*f)));
-    inner.extend(
-        rest.iter()
-            .filter(|w| cmd.text != "remove" || w.text != "-f")
-            .cloned(),
-    );
-    out.push(Carried::Argv(inner));
 }

@@ -147,8 +147,8 @@ fn served(v: &View<'_>) -> Option<Served> {
                 .iter()
                 .enumerate()
                 .find(|(i, a)| {
-                    !a.starts_with('-')
-                        && !(*i > 0 && matches!(args[i - 1], "-p" | "--port" | "-a" | "-l"))
+                    !(a.starts_with('-')
+                        || *i > 0 && matches!(args[i - 1], "-p" | "--port" | "-a" | "-l"))
                 })
                 .map(|(_, d)| (*d).to_owned()),
             bind: value(&["-a", "--address", "--host"]),
