@@ -158,42 +158,8 @@ impl Walker<'_> {
         mut p: Pending,
     ) -> Option<usize> {
         loop {
-            let Some(first) = argv.first() else {
+            if !self.check_command_name(&mut argv) {
                 return self.record(argv, wrappers, p, CodeInput::None);
-            };
-            if first.dynamic {
-                let why = if first.net {
-                    " (it comes from a download)"
-                } else {
-                    ""
-                };
-                self.opaque(format!(
-                    "command name `{}` is not static{why}",
-                    clip(&first.text)
-                ));
-                if first.net {
-                    self.finding(crate::feed::INTERNET_CODE, "remote_code_execution", format!("`{}` (rule rce.command_from_download): the command to run is downloaded", clip(&first.text)));
-                }
-                return self.record(argv, wrappers, p, CodeInput::None);
-            }
-            if first.glob {
-                self.opaque(format!(
-                    "command name `{}` is a glob pattern",
-                    clip(&first.text)
-                ));
-            }
-            if !first.text.is_ascii() {
-                self.opaque(format!(
-                    "command name `{}` contains non-ASCII characters",
-                    clip(&first.text)
-                ));
-            }
-            // A name made to mean another program earlier in the command runs that program.
-            if let Some(real) = self.renamed_program(&first.text) {
-                argv[0] = Field {
-                    text: real,
-                    ..argv[0].clone()
-                };
             }
             let Some(first) = argv.first() else {
                 return self.record(argv, wrappers, p, CodeInput::None);
@@ -316,6 +282,56 @@ impl Walker<'_> {
             self.feed(lang, out, &prog, Origin::PipeToShell, idx);
         }
         idx
+    }
+
+    /// Checks the command name (not static, a glob, look-alike letters) and applies a rename
+    /// made earlier in the command; `false` when the name is not known at all.
+    fn check_command_name(&mut self, argv: &mut [Field]) -> bool {
+        let Some(first) = argv.first() else {
+            return false;
+        };
+        if first.dynamic {
+            let why = if first.net {
+                " (it comes from a download)"
+            } else {
+                ""
+            };
+            self.opaque(format!(
+                "command name `{}` is not static{why}",
+                clip(&first.text)
+            ));
+            if first.net {
+                self.finding(
+                    crate::feed::INTERNET_CODE,
+                    "remote_code_execution",
+                    format!(
+                        "`{}` (rule rce.command_from_download): the command to run is downloaded",
+                        clip(&first.text)
+                    ),
+                );
+            }
+            return false;
+        }
+        if first.glob {
+            self.opaque(format!(
+                "command name `{}` is a glob pattern",
+                clip(&first.text)
+            ));
+        }
+        if !first.text.is_ascii() {
+            self.opaque(format!(
+                "command name `{}` contains non-ASCII characters",
+                clip(&first.text)
+            ));
+        }
+        // A name made to mean another program earlier in the command runs that program.
+        if let Some(real) = self.renamed_program(&first.text) {
+            argv[0] = Field {
+                text: real,
+                ..argv[0].clone()
+            };
+        }
+        true
     }
 
     /// Runs what a command's arguments hold as code: a function call, `eval`, a shell's

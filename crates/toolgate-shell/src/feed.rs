@@ -164,66 +164,16 @@ impl Walker<'_> {
         cur
     }
 
-    pub(crate) fn rec_output(&self, r: usize, input: Output) -> Output {
-        let rec = &self.recs[r];
-        let prog = rec.program.as_str();
-        let args = rec.argv.get(1..).unwrap_or(&[]);
-        let max = self.limits.max_value_bytes;
-        let pass = |o: Output| -> Output {
-            match o {
-                Output::Text(t) if t.len() > max => {
-                    Output::Unknown("data over the size limit".into())
-                }
-                o => o,
-            }
-        };
-        if DOWNLOADERS.contains(&prog) {
-            return Output::Download(first_url(args).unwrap_or_else(|| prog.to_owned()));
-        }
+    /// The output of the commands whose output is known from the analysis' own state:
+    /// `mktemp`, `git rev-parse --show-toplevel`, and the tools that print environment setup.
+    fn state_output(
+        &self,
+        rec: &crate::walk::Rec,
+        prog: &str,
+        args: &[crate::words::Field],
+    ) -> Option<Output> {
         let dynamic = args.iter().any(|a| a.dynamic);
-        match prog {
-            "echo" if !dynamic => {
-                let mut newline = true;
-                let mut escapes = false;
-                let mut i = 0;
-                while let Some(a) = args.get(i) {
-                    let t = a.text.as_str();
-                    if t.len() > 1
-                        && t.starts_with('-')
-                        && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
-                    {
-                        newline &= !t.contains('n');
-                        if t.contains('e') {
-                            escapes = true;
-                        }
-                        if t.contains('E') {
-                            escapes = false;
-                        }
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                let mut s = args[i..]
-                    .iter()
-                    .map(|a| a.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                if escapes {
-                    s = decode_echo_escapes(&s);
-                }
-                if newline {
-                    s.push('\n');
-                }
-                pass(Output::Text(s))
-            }
-            // `$(command -v X)`, `$(which X)`, `$(type -P X)`: where the program X is. Its
-            // directory is not known, its identity is: `$(command -v python3) -m pip` runs
-            // python3, `cp $(which rm) ./x` copies rm.
-            "command" | "which" | "type" if !dynamic => match program_lookup(prog, args) {
-                Some(name) => Output::Text(format!("/usr/bin/{name}\n")),
-                None => Output::Unknown(format!("the output of `{prog}`")),
-            },
+        Some(match prog {
             // `$(mktemp [-d] [TEMPLATE])`: a new name in the temporary directory, made for
             // this command (the random part stays `X`s).
             "mktemp" if !dynamic => Output::Text(format!("{}\n", mktemp_path(args))),
@@ -248,6 +198,39 @@ impl Walker<'_> {
             // variables and define functions only, so `eval "$(pyenv init -)"` runs nothing
             // the analysis needs to see.
             p if crate::idioms::env_init(p, args) => Output::Text(String::new()),
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn rec_output(&self, r: usize, input: Output) -> Output {
+        let rec = &self.recs[r];
+        let prog = rec.program.as_str();
+        let args = rec.argv.get(1..).unwrap_or(&[]);
+        let max = self.limits.max_value_bytes;
+        let pass = |o: Output| -> Output {
+            match o {
+                Output::Text(t) if t.len() > max => {
+                    Output::Unknown("data over the size limit".into())
+                }
+                o => o,
+            }
+        };
+        if DOWNLOADERS.contains(&prog) {
+            return Output::Download(first_url(args).unwrap_or_else(|| prog.to_owned()));
+        }
+        if let Some(out) = self.state_output(rec, prog, args) {
+            return out;
+        }
+        let dynamic = args.iter().any(|a| a.dynamic);
+        match prog {
+            "echo" if !dynamic => pass(Output::Text(echo_output(args))),
+            // `$(command -v X)`, `$(which X)`, `$(type -P X)`: where the program X is. Its
+            // directory is not known, its identity is: `$(command -v python3) -m pip` runs
+            // python3, `cp $(which rm) ./x` copies rm.
+            "command" | "which" | "type" if !dynamic => match program_lookup(prog, args) {
+                Some(name) => Output::Text(format!("/usr/bin/{name}\n")),
+                None => Output::Unknown(format!("the output of `{prog}`")),
+            },
             // `$(pwd)` is the working directory the analysis tracks (`cd` included).
             "pwd" if args.iter().all(|a| matches!(a.text.as_str(), "-L" | "-P")) => {
                 match (&rec.cwd, rec.cwd.as_ref().and_then(|c| c.to_str())) {
@@ -474,6 +457,41 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// What `echo ARGS` prints (`-n`, `-e`, `-E` as bash's builtin reads them).
+fn echo_output(args: &[crate::words::Field]) -> String {
+    let mut newline = true;
+    let mut escapes = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+        {
+            newline &= !t.contains('n');
+            if t.contains('e') {
+                escapes = true;
+            }
+            if t.contains('E') {
+                escapes = false;
+            }
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let mut s = args[i..]
+        .iter()
+        .map(|a| a.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if escapes {
+        s = decode_echo_escapes(&s);
+    }
+    if newline {
+        s.push('\n');
+    }
+    s
 }
 
 /// The path `mktemp` prints: its template (`mktemp -d /tmp/x.XXXX`, `mktemp -p DIR`, `-t

@@ -7,6 +7,15 @@ use crate::expand::PVal;
 use crate::walk::Walker;
 use crate::words::{DEFAULT_IFS, Val, change_case, decode_ansi_c, has_glob};
 
+/// The values of a parameter, one per element.
+fn scalar(v: Val) -> Vec<String> {
+    match v {
+        Val::Scalar(s) => vec![s],
+        Val::Array(a) => a,
+        Val::Unknown => Vec::new(),
+    }
+}
+
 impl Walker<'_> {
     pub(crate) fn lookup(&mut self, p: &Parameter) -> Option<Val> {
         match p {
@@ -89,13 +98,6 @@ impl Walker<'_> {
     }
 
     pub(crate) fn param(&mut self, expr: &ParameterExpr, _in_dq: bool) -> PVal {
-        let scalar = |v: Val| -> Vec<String> {
-            match v {
-                Val::Scalar(s) => vec![s],
-                Val::Array(a) => a,
-                Val::Unknown => Vec::new(),
-            }
-        };
         match expr {
             ParameterExpr::Parameter {
                 parameter,
@@ -104,6 +106,51 @@ impl Walker<'_> {
                 Some(v) => PVal::Known(scalar(v)),
                 None => PVal::Unknown,
             },
+            ParameterExpr::UseDefaultValues { .. } | ParameterExpr::AssignDefaultValues { .. } => {
+                self.param_default(expr)
+            }
+            ParameterExpr::UseAlternativeValue {
+                parameter,
+                indirect,
+                alternative_value,
+                ..
+            } => {
+                let v = self.resolve(parameter, *indirect);
+                let alt = self.expand_text(alternative_value.as_deref().unwrap_or(""));
+                match v {
+                    Some(Val::Scalar(s)) if s.is_empty() => PVal::Known(vec![String::new()]),
+                    Some(_) => alt.map_or(PVal::Unknown, |a| PVal::Known(vec![a])),
+                    None => PVal::Unknown,
+                }
+            }
+            ParameterExpr::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                ..
+            } => match self.resolve(parameter, *indirect) {
+                Some(v) => PVal::Known(scalar(v)),
+                None => env_spelling(parameter, *indirect),
+            },
+            ParameterExpr::UppercaseFirstChar { .. }
+            | ParameterExpr::UppercasePattern { .. }
+            | ParameterExpr::LowercaseFirstChar { .. }
+            | ParameterExpr::LowercasePattern { .. } => self.param_case(expr),
+            ParameterExpr::Transform { .. } => self.param_transform(expr),
+            ParameterExpr::RemoveSmallestSuffixPattern { .. }
+            | ParameterExpr::RemoveLargestSuffixPattern { .. }
+            | ParameterExpr::RemoveSmallestPrefixPattern { .. }
+            | ParameterExpr::RemoveLargestPrefixPattern { .. } => self.param_trim(expr),
+            ParameterExpr::Substring { .. } => self.param_substring(expr),
+            ParameterExpr::ReplaceSubstring { .. } => self.param_replace(expr),
+            ParameterExpr::ParameterLength { .. }
+            | ParameterExpr::VariableNames { .. }
+            | ParameterExpr::MemberKeys { .. } => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_default(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::UseDefaultValues {
                 parameter,
                 indirect,
@@ -142,28 +189,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
-            ParameterExpr::UseAlternativeValue {
-                parameter,
-                indirect,
-                alternative_value,
-                ..
-            } => {
-                let v = self.resolve(parameter, *indirect);
-                let alt = self.expand_text(alternative_value.as_deref().unwrap_or(""));
-                match v {
-                    Some(Val::Scalar(s)) if s.is_empty() => PVal::Known(vec![String::new()]),
-                    Some(_) => alt.map_or(PVal::Unknown, |a| PVal::Known(vec![a])),
-                    None => PVal::Unknown,
-                }
-            }
-            ParameterExpr::IndicateErrorIfNullOrUnset {
-                parameter,
-                indirect,
-                ..
-            } => match self.resolve(parameter, *indirect) {
-                Some(v) => PVal::Known(scalar(v)),
-                None => env_spelling(parameter, *indirect),
-            },
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_case(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::UppercaseFirstChar {
                 parameter,
                 indirect,
@@ -200,6 +232,13 @@ impl Walker<'_> {
                     None => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_transform(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::Transform {
                 parameter,
                 indirect,
@@ -232,6 +271,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_trim(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::RemoveSmallestSuffixPattern {
                 parameter,
                 indirect,
@@ -276,6 +322,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_substring(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::Substring {
                 parameter,
                 indirect,
@@ -316,6 +369,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_replace(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::ReplaceSubstring {
                 parameter,
                 indirect,
@@ -348,9 +408,7 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
-            ParameterExpr::ParameterLength { .. }
-            | ParameterExpr::VariableNames { .. }
-            | ParameterExpr::MemberKeys { .. } => PVal::Unknown,
+            _ => PVal::Unknown,
         }
     }
 }

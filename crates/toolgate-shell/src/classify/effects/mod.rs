@@ -1,17 +1,16 @@
 //! What a command does to files and the network, from per-program argument grammars:
 //! which operands it reads, writes and deletes, where redirects go, which hosts it reaches.
 
-
 mod programs;
 mod tables;
 
-use std::path::{Path, PathBuf};
-use toolgate_protocol::Access;
 use crate::feed::DOWNLOADERS;
 use crate::paths::resolve_word;
 use crate::types::Context;
 use crate::walk::Rec;
 use crate::words::Field;
+use std::path::{Path, PathBuf};
+use toolgate_protocol::Access;
 
 use programs::*;
 use tables::{LISTERS, PATTERN_READERS, READERS};
@@ -185,11 +184,19 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
         fx.add(rec, ctx, &Field::lit(w.clone()), Access::Write, false);
     }
     match prog {
-        "rm" | "unlink" | "srm" | "trash" | "trash-put" | "shred" | "rmdir" => fx_deletes(&mut fx, rec, ctx, args),
+        "rm" | "unlink" | "srm" | "trash" | "trash-put" | "shred" | "rmdir" => {
+            fx_deletes(&mut fx, rec, ctx, args)
+        }
         "find" => fx_find(&mut fx, rec, ctx),
-        "mv" | "cp" | "ln" | "install" | "rsync" | "scp" | "rclone" => fx_copies(&mut fx, rec, ctx, args),
-        "tee" | "touch" | "mkdir" | "truncate" | "mkfifo" | "mknod" => fx_creates(&mut fx, rec, ctx, args),
-        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "chflags" => fx_perms(&mut fx, rec, ctx, args),
+        "mv" | "cp" | "ln" | "install" | "rsync" | "scp" | "rclone" => {
+            fx_copies(&mut fx, rec, ctx, args)
+        }
+        "tee" | "touch" | "mkdir" | "truncate" | "mkfifo" | "mknod" => {
+            fx_creates(&mut fx, rec, ctx, args)
+        }
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "chflags" => {
+            fx_perms(&mut fx, rec, ctx, args)
+        }
         "dd" => fx_dd(&mut fx, rec, ctx, args),
         "sed" | "perl" | "ruby"
             if args.iter().any(|a| {
@@ -200,7 +207,10 @@ pub(crate) fn effects(rec: &Rec, ctx: &Context) -> Effects {
                         && !a.text.starts_with("--")
                         && a.text.contains('i')
                         && prog != "sed")
-            }) => fx_in_place(&mut fx, rec, ctx, args),
+            }) =>
+        {
+            fx_in_place(&mut fx, rec, ctx, args)
+        }
         "curl" => fx_curl(&mut fx, rec, ctx, args),
         p if PATTERN_READERS.contains(&p) => fx_searches(&mut fx, rec, ctx, args, p),
         p if READERS.contains(&p) => fx_reads(&mut fx, rec, ctx, args, p),

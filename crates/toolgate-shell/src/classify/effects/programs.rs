@@ -15,9 +15,7 @@ pub(super) fn fx_deletes(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fie
     let prog = rec.program.as_str();
 
     let recursive = prog != "rmdir"
-        && (has_short(args, 'r')
-            || has_short(args, 'R')
-            || has_long(args, &["--recursive"]));
+        && (has_short(args, 'r') || has_short(args, 'R') || has_long(args, &["--recursive"]));
     for f in operands(
         args,
         &["-n", "--iterations", "-s", "--size", "--random-source"],
@@ -28,7 +26,6 @@ pub(super) fn fx_deletes(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fie
 
 /// `find`: the starts are listed; `-delete` deletes below them; `-fprint*` write files.
 pub(super) fn fx_find(fx: &mut Effects, rec: &Rec, ctx: &Context) {
-
     let info = parse_find(&rec.argv);
     for s in &info.starts {
         fx.add(rec, ctx, s, Access::Read, false);
@@ -78,16 +75,14 @@ pub(super) fn fx_copies(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fiel
         None if ops.len() >= 2 => (ops[..ops.len() - 1].to_vec(), ops.last().cloned()),
         None => (Vec::new(), None),
     };
-    let remote = |f: &Field| {
-        f.text.contains(':') && !f.text.starts_with('/') && !f.text.starts_with('.')
-    };
+    let remote =
+        |f: &Field| f.text.contains(':') && !f.text.starts_with('/') && !f.text.starts_with('.');
     for s in &srcs {
         if remote(s) {
             fx.network.push(s.text.clone());
             continue;
         }
-        let moves =
-            prog == "mv" || (prog == "rsync" && has_long(args, &["--remove-source-files"]));
+        let moves = prog == "mv" || (prog == "rsync" && has_long(args, &["--remove-source-files"]));
         let access = if moves { Access::Delete } else { Access::Read };
         let up = dest.as_ref().is_some_and(remote);
         let u = fx.add(rec, ctx, s, access, copies_trees(prog, args));
@@ -125,7 +120,6 @@ pub(super) fn fx_copies(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fiel
 
 /// Files created or changed in place by name: `tee`, `touch`, `mkdir`, `truncate`, `mkfifo`, `mknod`.
 pub(super) fn fx_creates(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]) {
-
     for f in operands(
         args,
         &[
@@ -162,8 +156,7 @@ pub(super) fn fx_perms(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field
                     && t != "*"))
     };
     let has_ref = args.iter().any(|a| a.text.starts_with("--reference"));
-    let skip =
-        usize::from(!has_ref && ops.first().is_some_and(|o| looks_like_mode(&o.text)));
+    let skip = usize::from(!has_ref && ops.first().is_some_and(|o| looks_like_mode(&o.text)));
     for f in ops.iter().skip(skip) {
         let u = fx.add(rec, ctx, f, Access::Write, recursive);
         u.perm = true;
@@ -172,7 +165,6 @@ pub(super) fn fx_perms(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field
 
 /// `dd if=… of=…`.
 pub(super) fn fx_dd(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]) {
-
     for a in args {
         if let Some(v) = a.text.strip_prefix("of=") {
             fx.add(
@@ -202,7 +194,6 @@ pub(super) fn fx_dd(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]) 
 
 /// In-place editors: `sed -i`, `perl -i`, `ruby -i` write their file operands.
 pub(super) fn fx_in_place(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]) {
-
     let ops = operands(args, &["-e", "-f", "--expression", "--file"]);
     let has_e = args
         .iter()
@@ -214,7 +205,6 @@ pub(super) fn fx_in_place(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fi
 
 /// curl's uploads: `-T FILE`, `-d @FILE`, `-F name=@FILE` / `name=<FILE`. Output files (`-o`, `-O`) are in `writes::extra_writes`, in every spelling.
 pub(super) fn fx_curl(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]) {
-
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         let (name, attached) = match t.get(..2) {
@@ -254,7 +244,6 @@ pub(super) fn fx_curl(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]
 
 /// Search programs (`grep`, `rg`, `ag`, `ack`, `awk`, `sed`, `jq`, …): the first operand is the pattern unless given by option, the rest are files, searched recursively where the program does; `sed` scripts' own files.
 pub(super) fn fx_searches(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field], p: &str) {
-
     let explicit = args.iter().any(|a| {
         matches!(
             a.text.as_str(),
@@ -325,7 +314,6 @@ pub(super) fn fx_searches(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fi
 
 /// Programs whose operands are files they read.
 pub(super) fn fx_reads(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field], p: &str) {
-
     let flags = crate::classify::reads::reader_value_flags(p).unwrap_or(&[]);
     let tree = archives_trees(p, args);
     for f in operands(args, flags) {
