@@ -112,6 +112,19 @@ fn tail(spec: &Globals, argv: &[Field], spans: &[(usize, usize)], sub: usize) ->
     rest.to_vec()
 }
 
+/// The index of the subcommand of `argv` (after the program's global options), for a program
+/// with global options.
+pub(crate) fn subcommand_index(program: &str, argv: &[Field]) -> Option<usize> {
+    let spec = spec(crate::exec::basename(program).as_str())?;
+    let from = if argv.get(1).is_some_and(|w| w.text.starts_with('+')) {
+        2
+    } else {
+        1
+    };
+    let rest = spec.grammar.parse(argv, from).rest;
+    (rest < argv.len()).then_some(rest)
+}
+
 /// The spec for `program`, if it has global options.
 fn spec(program: &str) -> Option<&'static Globals> {
     GLOBALS.iter().find(|g| g.programs.contains(&program))

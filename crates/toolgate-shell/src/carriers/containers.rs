@@ -1,105 +1,145 @@
 //! Containers started with host access: `docker run -v /:/h … CMD` runs CMD on the host's
 //! files, so CMD is a subcommand of its own with container paths rewritten to host paths.
 
-use crate::argv::{part, split_long};
+use crate::argv::{Grammar, Item};
 use crate::words::Field;
 
 use super::*;
 
-/// `docker run` / `podman run` with host directories mounted (`-v SRC:DST`, `--mount
-/// type=bind,…`) or host access (`--privileged`, `--pid=host`): the container's command
-/// acts on the host, so it is a subcommand of its own, with container paths under a mount
-/// rewritten to the host paths they are (`-v /:/h … rm -rf /h` deletes `/`). Without host
-/// access the container's command is the image's business.
-pub(super) fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
-    #[rustfmt::skip]
-    const VALUED: &[&str] = &[
-        "-a", "-c", "-e", "-h", "-l", "-m", "-p", "-u", "-v", "-w",
-        "--add-host", "--annotation", "--attach", "--blkio-weight", "--blkio-weight-device",
-        "--cap-add", "--cap-drop", "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-period",
-        "--cpu-quota", "--cpu-rt-period", "--cpu-rt-runtime", "--cpu-shares", "--cpus",
-        "--cpuset-cpus", "--cpuset-mems", "--device", "--device-cgroup-rule",
-        "--device-read-bps", "--device-read-iops", "--device-write-bps", "--device-write-iops",
-        "--dns", "--dns-option", "--dns-search", "--domainname", "--entrypoint", "--env",
-        "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd", "--health-interval",
-        "--health-retries", "--health-start-interval", "--health-start-period",
-        "--health-timeout", "--hostname", "--ip", "--ip6", "--ipc", "--isolation",
-        "--kernel-memory", "--label", "--label-file", "--link", "--link-local-ip",
-        "--log-driver", "--log-opt", "--mac-address", "--memory", "--memory-reservation",
-        "--memory-swap", "--memory-swappiness", "--mount", "--name", "--network", "--net",
-        "--network-alias", "--oom-score-adj", "--pid", "--pids-limit", "--platform",
-        "--publish", "--pull", "--restart", "--runtime", "--security-opt", "--shm-size",
-        "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs", "--ulimit",
-        "--user", "--userns", "--uts", "--volume", "--volume-driver", "--volumes-from",
+/// `docker run`'s options that take a value.
+const RUN: Grammar<'static> = Grammar {
+    short_val: "acehlmpuvw",
+    long_val: &[
+        "--add-host",
+        "--annotation",
+        "--attach",
+        "--blkio-weight",
+        "--blkio-weight-device",
+        "--cap-add",
+        "--cap-drop",
+        "--cgroup-parent",
+        "--cgroupns",
+        "--cidfile",
+        "--cpu-period",
+        "--cpu-quota",
+        "--cpu-rt-period",
+        "--cpu-rt-runtime",
+        "--cpu-shares",
+        "--cpus",
+        "--cpuset-cpus",
+        "--cpuset-mems",
+        "--device",
+        "--device-cgroup-rule",
+        "--device-read-bps",
+        "--device-read-iops",
+        "--device-write-bps",
+        "--device-write-iops",
+        "--dns",
+        "--dns-option",
+        "--dns-search",
+        "--domainname",
+        "--entrypoint",
+        "--env",
+        "--env-file",
+        "--expose",
+        "--gpus",
+        "--group-add",
+        "--health-cmd",
+        "--health-interval",
+        "--health-retries",
+        "--health-start-interval",
+        "--health-start-period",
+        "--health-timeout",
+        "--hostname",
+        "--ip",
+        "--ip6",
+        "--ipc",
+        "--isolation",
+        "--kernel-memory",
+        "--label",
+        "--label-file",
+        "--link",
+        "--link-local-ip",
+        "--log-driver",
+        "--log-opt",
+        "--mac-address",
+        "--memory",
+        "--memory-reservation",
+        "--memory-swap",
+        "--memory-swappiness",
+        "--mount",
+        "--name",
+        "--network",
+        "--net",
+        "--network-alias",
+        "--oom-score-adj",
+        "--pid",
+        "--pids-limit",
+        "--platform",
+        "--publish",
+        "--pull",
+        "--restart",
+        "--runtime",
+        "--security-opt",
+        "--shm-size",
+        "--stop-signal",
+        "--stop-timeout",
+        "--storage-opt",
+        "--sysctl",
+        "--tmpfs",
+        "--ulimit",
+        "--user",
+        "--userns",
+        "--uts",
+        "--volume",
+        "--volume-driver",
+        "--volumes-from",
         "--workdir",
-    ];
-    let mut i = 1;
-    // `docker [container] run`, after the client's global options.
-    while let Some(w) = argv.get(i) {
-        match w.text.as_str() {
-            "container" => i += 1,
-            "run" => break,
-            "-H" | "--host" | "--context" | "-c" | "--config" | "-l" | "--log-level" => i += 2,
-            t if t.starts_with('-') => i += 1,
-            _ => return,
-        }
-    }
-    if argv.get(i).is_none_or(|w| w.text != "run") {
-        return;
-    }
-    i += 1;
-    let mut mounts: Vec<(String, String)> = Vec::new();
-    let (mut host_access, mut dynamic) = (false, false);
-    let (mut workdir, mut entrypoint) = (None::<String>, None::<Field>);
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if t == "--" || !t.starts_with('-') || t == "-" {
-            break;
-        }
-        let (name, inline) = match t.strip_prefix("--") {
-            Some(long) => {
-                let (n, v) = split_long(long);
-                (format!("--{n}"), v.map(str::to_owned))
-            }
-            // `-v/a:/b`, `-it`, `-itv /a:/b`: in a bundle of flags, the first letter that takes
-            // a value takes the rest of the bundle or the next word.
-            None => {
-                let valued_at = t
-                    .char_indices()
-                    .skip(1)
-                    .find(|(_, c)| VALUED.iter().any(|v| v.len() == 2 && v.ends_with(*c)));
-                match valued_at {
-                    Some((at, c)) => {
-                        let rest = t.get(at + c.len_utf8()..).filter(|r| !r.is_empty());
-                        (format!("-{c}"), rest.map(str::to_owned))
-                    }
-                    None => (t.to_owned(), None),
-                }
-            }
-        };
-        let valued = VALUED.contains(&name.as_str());
-        let value = match (valued, inline) {
-            (true, Some(v)) => Some(part(w, &v)),
-            (true, None) => {
-                i += 1;
-                argv.get(i).cloned()
-            }
-            (false, _) => None,
-        };
-        if let Some(v) = &value {
-            dynamic |= v.dynamic
-                && matches!(name.as_str(), "-v" | "--volume" | "--mount")
-                && !env_rooted(&v.text);
-            match name.as_str() {
-                "-v" | "--volume" => {
+    ],
+    permute: false,
+    ..Grammar::EMPTY
+};
+
+/// What `docker run`'s options say about the host: bind mounts (host source, container
+/// target), host namespaces or `--privileged`, the working directory and entrypoint.
+#[derive(Default)]
+struct RunOptions {
+    mounts: Vec<(String, String)>,
+    host_access: bool,
+    dynamic_mount: bool,
+    workdir: Option<String>,
+    entrypoint: Option<Field>,
+}
+
+impl RunOptions {
+    fn read(items: &[Item<'_>]) -> Self {
+        let mut o = RunOptions::default();
+        for item in items {
+            let (name, value) = match item {
+                Item::Short { letter, value, .. } => (
+                    match letter {
+                        'v' => "volume",
+                        'w' => "workdir",
+                        _ => continue,
+                    },
+                    value.as_ref(),
+                ),
+                Item::Long { name, value, .. } => (*name, value.as_ref()),
+                Item::Operand { .. } => continue,
+            };
+            match (name, value) {
+                ("privileged", _) => o.host_access = true,
+                ("volume", Some(v)) => {
+                    o.dynamic_mount |= v.dynamic && !env_rooted(&v.text);
                     let mut parts = v.text.splitn(3, ':');
                     if let (Some(src), Some(dst)) = (parts.next(), parts.next())
                         && src.starts_with(['/', '~', '.', '$'])
                     {
-                        mounts.push((src.to_owned(), dst.to_owned()));
+                        o.mounts.push((src.to_owned(), dst.to_owned()));
                     }
                 }
-                "--mount" => {
+                ("mount", Some(v)) => {
+                    o.dynamic_mount |= v.dynamic && !env_rooted(&v.text);
                     let kv: Vec<(&str, &str)> = v
                         .text
                         .split(',')
@@ -116,45 +156,62 @@ pub(super) fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
                             get(&["target", "dst", "destination"]),
                         )
                     {
-                        mounts.push((src, dst));
+                        o.mounts.push((src, dst));
                     }
                 }
-                "--pid" | "--ipc" | "--uts" | "--userns" | "--cgroupns" => {
-                    host_access |= v.text == "host";
+                ("pid" | "ipc" | "uts" | "userns" | "cgroupns", Some(v)) => {
+                    o.host_access |= v.text == "host";
                 }
-                "-w" | "--workdir" => workdir = Some(v.text.clone()),
-                "--entrypoint" => entrypoint = Some(v.clone()),
+                ("workdir", Some(v)) => o.workdir = Some(v.text.clone()),
+                ("entrypoint", Some(v)) => o.entrypoint = Some(v.clone()),
                 _ => {}
             }
-        } else if name == "--privileged" {
-            host_access = true;
         }
-        i += 1;
+        o
     }
-    if dynamic {
+}
+
+/// `docker run` / `podman run` with host directories mounted (`-v SRC:DST`, `--mount
+/// type=bind,…`) or host access (`--privileged`, `--pid=host`): the container's command
+/// acts on the host, so it is a subcommand of its own, with container paths under a mount
+/// rewritten to the host paths they are (`-v /:/h … rm -rf /h` deletes `/`). Without host
+/// access the container's command is the image's business.
+pub(super) fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
+    // `docker [GLOBAL OPTIONS] [container] run`.
+    let Some(sub) = crate::globals::subcommand_index(&argv[0].text, argv) else {
+        return;
+    };
+    let run = match argv.get(sub).map(|w| w.text.as_str()) {
+        Some("run") => sub,
+        Some("container") if argv.get(sub + 1).is_some_and(|w| w.text == "run") => sub + 1,
+        _ => return,
+    };
+    let parsed = RUN.parse(argv, run + 1);
+    let o = RunOptions::read(&parsed.items);
+    if o.dynamic_mount {
         out.push(Carried::Opaque(
             "the container mounts a host path the analyzer cannot resolve".into(),
         ));
     }
-    if mounts.is_empty() && !host_access {
+    if o.mounts.is_empty() && !o.host_access {
         return;
     }
-    // Skip `--` and the image.
-    if argv.get(i).is_some_and(|w| w.text == "--") {
-        i += 1;
-    }
-    let command: Vec<Field> = entrypoint
+    // The image, then its command.
+    let command: Vec<Field> = o
+        .entrypoint
+        .clone()
         .into_iter()
-        .chain(argv.get(i + 1..).unwrap_or(&[]).iter().cloned())
+        .chain(argv.get(parsed.rest + 1..).unwrap_or(&[]).iter().cloned())
         .collect();
     if command.is_empty() {
         return;
     }
+    let mut mounts = o.mounts;
     // Longest container path first, so `/h/x` maps before `/h`.
     mounts.sort_by_key(|(_, dst)| std::cmp::Reverse(dst.len()));
     let translate = |text: &str| to_host_paths(text, &mounts);
     let mut code = String::new();
-    if let Some(dir) = workdir {
+    if let Some(dir) = o.workdir {
         code.push_str(&format!("cd {} && ", quote_host(&translate(&dir))));
     }
     code.push_str(
