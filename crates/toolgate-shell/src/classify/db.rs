@@ -108,6 +108,13 @@ fn db_destroy(v: &View<'_>) -> Option<String> {
             return Some("wipes or stops the Redis server".into());
         }
     }
+    framework_reset(v)
+}
+
+/// Framework and migration tools that drop or reset a database (`rails db:drop`, `prisma
+/// migrate reset`, `manage.py flush`, `flyway clean`, …).
+fn framework_reset(v: &View<'_>) -> Option<String> {
+    let p = v.program();
     // Framework tasks that drop or reset databases.
     let joined = v.args.join(" ");
     const TASKS: &[&str] = &[
