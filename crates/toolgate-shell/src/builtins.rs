@@ -8,6 +8,11 @@ use crate::types::Origin;
 use crate::walk::Walker;
 use crate::words::{Field, Val};
 
+/// What a name read from a list file stands for (`while read f; do …; done < list.txt`):
+/// a file below the working directory for reading; for writing or deleting, any file (the
+/// list could name `../../.bashrc`), which the effects treat as unresolved.
+pub(crate) const LIST_FILE_NAME: &str = "./*\u{22ef}";
+
 impl Walker<'_> {
     /// Applies what the builtin `prog` does to the shell's state.
     pub(crate) fn builtin(&mut self, prog: &str, argv: &[Field], p: &Pending) {
@@ -83,6 +88,7 @@ impl Walker<'_> {
                         self.poison_vars(format!("`{prog}` assigns a computed variable name"));
                     }
                     self.vars.map.insert(a.text.clone(), listed.clone());
+                    self.rewalk_traps(&a.text);
                 }
             }
             "printf" => {
@@ -180,7 +186,7 @@ impl Walker<'_> {
 
     /// A trap action that reads `name` is walked again with its new value.
     pub(crate) fn rewalk_traps(&mut self, name: &str) {
-        if self.in_trap || self.traps.is_empty() {
+        if self.in_trap || self.traps.is_empty() || self.rewalks >= self.limits.max_rewalks {
             return;
         }
         let reads = |t: &str| {
@@ -193,6 +199,7 @@ impl Walker<'_> {
         };
         let actions: Vec<String> = self.traps.iter().filter(|t| reads(t)).cloned().collect();
         self.in_trap = true;
+        self.rewalks += actions.len();
         for a in actions {
             self.nested_code(&a, Origin::Eval, None, None);
         }
@@ -207,9 +214,11 @@ impl Walker<'_> {
         let Some(f) = argv.get(1) else {
             return;
         };
-        if f.procsub.is_some() || (!f.dynamic && crate::idioms::env_script(&f.text)) {
+        if f.procsub.is_some() {
             return;
         }
+        // What the file says when it can be read: a cloned repository's own
+        // `venv/bin/activate` is walked like any script.
         if let Some(text) = self.workspace_source(f) {
             self.walk_code(&text, Origin::Eval);
             return;
@@ -219,13 +228,14 @@ impl Walker<'_> {
         let written = (!f.dynamic)
             .then(|| crate::paths::resolve_word(&f.text, self.cwd.as_deref(), home.as_deref()))
             .flatten()
-            .is_some_and(|p| self.written.iter().any(|(w, t)| *w == p && t.is_some()));
-        if !written {
-            self.vars.untrusted = Some(format!(
-                "`{prog} {}` runs a script the analyzer did not read in this shell",
-                clip(&f.text)
-            ));
+            .is_some_and(|p| self.written.iter().any(|(w, _)| *w == p));
+        if written || (!f.dynamic && crate::idioms::env_script(&f.text)) {
+            return;
         }
+        self.vars.untrusted = Some(format!(
+            "`{prog} {}` runs a script the analyzer did not read in this shell",
+            clip(&f.text)
+        ));
     }
 
     /// What a line `read` gets stands for, when it is a file name from a list: the input is
@@ -244,7 +254,7 @@ impl Walker<'_> {
                 .flatten()?;
             let inside = crate::paths::inside_roots(&path, &self.ctx.roots, &self.ctx.cwd);
             return (inside && crate::paths::secret_kind(&path).is_none())
-                .then(|| crate::nested::find_placeholder(&Field::lit("."), true));
+                .then(|| Field::lit(LIST_FILE_NAME));
         }
         if p.stdin.is_some() {
             return None;

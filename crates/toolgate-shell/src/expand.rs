@@ -421,7 +421,10 @@ impl Walker<'_> {
                         f.net |= net;
                         f.secret |= secret;
                         // `D/*…` stands for listed files wherever it is expanded.
-                        if (!quoted && has_glob(&s)) || s.ends_with("*…") {
+                        if (!quoted && has_glob(&s))
+                            || s.ends_with("*…")
+                            || s.ends_with("*\u{22ef}")
+                        {
                             f.glob = true;
                         }
                     }

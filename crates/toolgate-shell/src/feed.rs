@@ -197,7 +197,16 @@ impl Walker<'_> {
             // `direnv export bash`, `ssh-agent -s`, `helm completion bash`): trusted to set
             // variables and define functions only, so `eval "$(pyenv init -)"` runs nothing
             // the analysis needs to see.
-            p if crate::idioms::env_init(p, args) => Output::Text(String::new()),
+            // Only the installed tool itself: not a function or a file of that name made
+            // earlier in the command (`pyenv() { echo 'rm -rf ~'; }`, `./pyenv`).
+            p if crate::idioms::env_init(p, args)
+                && !self.funcs.contains_key(p)
+                && rec.argv.first().is_some_and(|w| {
+                    !w.text.contains('/') || crate::renames::installed_program(&w.text)
+                }) =>
+            {
+                Output::Text(String::new())
+            }
             _ => return None,
         })
     }

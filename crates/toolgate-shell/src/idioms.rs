@@ -103,6 +103,23 @@ mod tests {
                 assert!(!analyze(&cmd, &ctx).opaque.is_empty(), "{cmd}");
             }
         }
+        // Not a function or a file of the tool's name made earlier in the command.
+        for cmd in [
+            "pyenv() { echo 'rm -rf ~'; }; eval \"$(pyenv init -)\"",
+            "printf 'echo rm -rf ~' > pyenv; chmod +x pyenv; eval \"$(./pyenv init -)\"",
+        ] {
+            let a = analyze(cmd, &ctx);
+            assert!(
+                !a.opaque.is_empty() || a.risk >= toolgate_protocol::Risk::High,
+                "{cmd}"
+            );
+        }
+        // A setup script written in the same command is what runs.
+        let a = analyze(
+            "echo 'rm -rf ~' > venv/bin/activate; source venv/bin/activate",
+            &ctx,
+        );
+        assert_eq!(a.risk, toolgate_protocol::Risk::Catastrophic);
         for (_, ok, not) in ENV_SCRIPTS {
             for m in *ok {
                 let cmd = format!("{m} && pytest -q");

@@ -160,6 +160,8 @@ pub(crate) struct Walker<'c> {
     pub traps: Vec<String>,
     /// A trap action is being walked again.
     pub in_trap: bool,
+    /// Loop bodies and trap actions walked again so far (see [`crate::limits::MAX_REWALKS`]).
+    pub rewalks: usize,
     /// For a compound command that is a later stage of a pipeline (`… | while read f; do
     /// …`), the record of the stage feeding it.
     pub compound_input: Option<usize>,
@@ -204,6 +206,7 @@ impl<'c> Walker<'c> {
             renamed: Vec::new(),
             traps: Vec::new(),
             in_trap: false,
+            rewalks: 0,
             compound_input: None,
             secret_files: Vec::new(),
         }
@@ -442,18 +445,22 @@ impl<'c> Walker<'c> {
                 if !values.is_empty()
                     && values.len() <= MAX_LOOP_VALUES
                     && values.iter().all(|v| !v.dynamic)
+                    && self.rewalks + values.len() <= self.limits.max_rewalks
                 {
+                    self.rewalks += values.len();
                     for v in &values {
                         self.vars.map.insert(
                             f.variable_name.clone(),
                             crate::words::Val::Scalar(v.text.clone()),
                         );
+                        self.rewalk_traps(&f.variable_name);
                         self.walk_list(&f.body.list);
                     }
                 } else {
                     self.vars
                         .map
                         .insert(f.variable_name.clone(), crate::words::Val::Unknown);
+                    self.rewalk_traps(&f.variable_name);
                     self.walk_list(&f.body.list);
                 }
                 self.cond -= 1;

@@ -406,6 +406,19 @@ fn xargs_parallel_find() {
     guarded("find . | xargs rm -rf");
     // Names from a filtered listing are files below it, as with `find -delete`.
     not_risky("find . -name x | xargs rm -rf");
+    // Names from a list file are files to read, but could be any file to delete.
+    not_risky("while read -r f; do head -1 \"$f\"; done < list.txt");
+    guarded("while read -r f; do rm -rf \"$f\"; done < list.txt");
+    catastrophic("t=$(mktemp -d); trap 'rm -rf \"$t\"' EXIT; t=/");
+    guarded("t=$(mktemp -d); trap 'rm -rf \"$t\"' EXIT; read -r t");
+    // Nested loops over a few values each would multiply walks: bounded (MAX_REWALKS).
+    let nested = (0..12)
+        .map(|i| format!("for v{i} in 1 2 3 4 5 6 7 8; do "))
+        .collect::<String>()
+        + "x=1; "
+        + &"done; ".repeat(12)
+        + "rm -rf /";
+    catastrophic(&nested);
     guarded("find . -exec /bin/sh \\; -quit");
     has_text("echo a | xargs -n1 touch", "touch a");
     not_risky("find . -name '*.pyc' -delete");

@@ -91,7 +91,14 @@ impl Effects {
         // file is a read of one (`cat sub/.e*`). Never the literal prefix of a name.
         // `D/*…` stands for a file somewhere below D (a name from a listing, a `find -exec`
         // match): everything below D, not a pattern to expand.
-        let placeholder = f.text.ends_with("*…");
+        let placeholder = f.text.ends_with("*…") || f.text.ends_with("*\u{22ef}");
+        // A name from a list file is only trusted to be below the working directory for
+        // reading (see `builtins::LIST_FILE_NAME`).
+        let path = if f.text.ends_with("*\u{22ef}") && access != Access::Read {
+            None
+        } else {
+            path
+        };
         // A pattern character kept by quoting (`"$@"` of `set -- lib/*.go`) still matches
         // files when the word came from a glob; read as one, the analysis can only widen.
         let glob = f.glob || (!placeholder && f.text.contains(['*', '?']));
