@@ -23,6 +23,9 @@ pub(crate) struct Grammar<'g> {
     /// Short option letters whose value is optional and only ever attached (`man -Hfirefox`;
     /// `man -H` alone takes none).
     pub short_opt: &'g str,
+    /// Short option letters whose optional value is the digits attached to them (perl's
+    /// `-l[OCTAL]` and `-0[OCTAL]`): `-lane` is `-l -a -n -e`.
+    pub short_num: &'g str,
     /// Long options that take a value: `--name VALUE` and `--name=VALUE`. Written with their
     /// dashes; matched exactly.
     pub long_val: &'g [&'g str],
@@ -131,6 +134,7 @@ impl Grammar<'static> {
     pub(crate) const EMPTY: Grammar<'static> = Grammar {
         short_val: "",
         short_opt: "",
+        short_num: "",
         long_val: &[],
         long_val_abbrev: &[],
         word_val: &[],
@@ -169,6 +173,18 @@ impl Word for &str {
 /// `-n` (also inside a bundle, `-vn 5`, `-n5`), `--lines` (also `--lines=5`), or a
 /// single-dash long name (`-chdir`). Options after operands count (GNU); `--` ends them.
 pub(crate) fn operand_indices<W: Word>(words: &[W], valued: &[&str]) -> Vec<usize> {
+    with_valued(valued, true, |g| g.parse(words, 0).operands().collect())
+}
+
+/// Index of the first operand from `from` on when the options in `valued` (spelled as for
+/// [`operand_indices`]) take a value and the first operand ends the options: where the
+/// command of `watchexec -e rs cargo test` or `kitty -T t vim` starts.
+pub(crate) fn command_start<W: Word>(words: &[W], from: usize, valued: &[&str]) -> usize {
+    with_valued(valued, false, |g| g.parse(words, from).rest)
+}
+
+/// Runs `f` with the grammar whose valued options are `valued` (`-n`, `--lines`, `-chdir`).
+fn with_valued<R>(valued: &[&str], permute: bool, f: impl FnOnce(&Grammar<'_>) -> R) -> R {
     let short: String = valued
         .iter()
         .filter_map(|v| v.strip_prefix('-'))
@@ -184,13 +200,13 @@ pub(crate) fn operand_indices<W: Word>(words: &[W], valued: &[&str]) -> Vec<usiz
         .copied()
         .filter(|v| !v.starts_with("--") && v.len() > 2)
         .collect();
-    let grammar = Grammar {
+    f(&Grammar {
         short_val: &short,
         long_val: &long,
         word_val: &single,
+        permute,
         ..Grammar::EMPTY
-    };
-    grammar.parse(words, 0).operands().collect()
+    })
 }
 
 /// A long option's name without its dashes.
@@ -307,7 +323,22 @@ impl<'g> Grammar<'g> {
                 continue;
             }
             let at = i;
+            let mut skip_to = 0;
             for (pos, c) in body.char_indices() {
+                if pos < skip_to {
+                    continue;
+                }
+                if self.short_num.contains(c) {
+                    let tail = &body[pos + c.len_utf8()..];
+                    let n = tail.bytes().take_while(u8::is_ascii_digit).count();
+                    items.push(Item::Short {
+                        letter: c,
+                        value: (n > 0).then(|| part_w(w, &tail[..n])),
+                        at,
+                    });
+                    skip_to = pos + c.len_utf8() + n;
+                    continue;
+                }
                 if self.short_opt.contains(c) {
                     let tail = &body[pos + c.len_utf8()..];
                     items.push(Item::Short {
@@ -394,12 +425,32 @@ mod tests {
     const G: Grammar<'static> = Grammar {
         short_val: "oI",
         short_opt: "H",
+        short_num: "l",
         long_val: &["--exclude"],
         long_val_abbrev: &["--compress-program", "--output"],
         word_val: &["-name"],
         word_flags: &["-delete"],
         permute: true,
     };
+
+    #[test]
+    fn attached_digits_end_at_the_first_letter() {
+        // `-l` takes only the digits attached to it: `-lao out` is `-l -a -o out`.
+        let argv = fields("p -l012ao out f");
+        let p = G.parse(&argv, 1);
+        assert_eq!(p.value('l', "").map(|f| f.text.as_str()), Some("012"));
+        assert_eq!(p.value('o', "").map(|f| f.text.as_str()), Some("out"));
+        assert_eq!(ops(&G, "p -lao out f"), ["f"]);
+        // A command line that ends the options at the first operand, and `command_start`.
+        assert_eq!(
+            command_start(&fields("w -e rs cargo test -e"), 1, &["-e"]),
+            3
+        );
+        assert_eq!(
+            command_start(&fields("w --exts=rs -- -x"), 1, &["--exts"]),
+            3
+        );
+    }
 
     fn ops(g: &Grammar<'_>, cmd: &str) -> Vec<String> {
         let argv = fields(cmd);

@@ -134,7 +134,10 @@ fn first_url(args: &[crate::words::Field]) -> Option<String> {
         .map(|a| a.text.clone())
         .or_else(|| {
             args.iter()
-                .find(|a| !a.text.starts_with('-') && a.text.contains('.'))
+                .find(|a| {
+                    !a.text.starts_with('-')
+                        && (a.text.contains('.') || host_of(&a.text) == "localhost")
+                })
                 .map(|a| a.text.clone())
         })
 }

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 use regex::Regex;
 use toolgate_protocol::Risk;
 
+use crate::argv::Item;
 use crate::expand::clip;
+use crate::grammars::{InterpArgs, interp_args};
 use crate::types::Origin;
 use crate::walk::Walker;
 use crate::words::Field;
@@ -59,82 +61,65 @@ pub(crate) fn interp_of(prog: &str) -> Option<Interp> {
     })
 }
 
-fn inline_flags(lang: Interp) -> &'static [&'static str] {
-    match lang {
-        Interp::Python => &["-c"],
-        Interp::Perl => &["-e", "-E"],
-        Interp::Ruby | Interp::Lua | Interp::R | Interp::Osascript => &["-e"],
-        Interp::Node => &["-e", "--eval", "-p", "--print", "eval"],
-        Interp::Php => &["-r"],
-        Interp::PowerShell => &[
-            "-c",
-            "-Command",
-            "-command",
-            "-EncodedCommand",
-            "-e",
-            "-enc",
-        ],
-        Interp::Awk | Interp::Tcl => &[],
+/// What an option of an interpreter's command line gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Code,
+    Module,
+    File,
+}
+
+/// Whether an option item is the option `n` (a letter, or a long name without dashes).
+fn item_is(item: &Item<'_>, n: &str) -> bool {
+    match item {
+        Item::Short { letter, .. } => n.len() == letter.len_utf8() && n.starts_with(*letter),
+        Item::Long { name, .. } => n == *name,
+        Item::Operand { .. } => false,
     }
 }
 
-/// Inline code given on the command line, if any (all `-e` pieces joined).
+/// The role of one option item, with its value.
+fn role<'i>(args: &InterpArgs, item: &'i Item<'_>) -> Option<(Role, Option<&'i Field>)> {
+    let value = match item {
+        Item::Short { value, .. } | Item::Long { value, .. } => value.as_ref(),
+        Item::Operand { .. } => return None,
+    };
+    [
+        (args.code, Role::Code),
+        (args.module, Role::Module),
+        (args.file, Role::File),
+    ]
+    .into_iter()
+    .find(|(names, _)| names.iter().any(|n| item_is(item, n)))
+    .map(|(_, r)| (r, value))
+}
+
+/// Inline code given on the command line, if any (all code options' values joined; for awk
+/// the program operand; for `deno eval` its operand).
 pub(crate) fn inline_code(lang: Interp, argv: &[Field]) -> Option<String> {
-    if lang == Interp::Awk {
-        // The first operand that is not an option (or the value of -v/-F/-f) is the program.
-        let mut i = 1;
-        while i < argv.len() {
-            let a = argv[i].text.as_str();
-            if matches!(a, "-v" | "-F" | "-f" | "--file" | "--assign") {
-                if a == "-f" || a == "--file" {
-                    return None;
-                }
-                i += 2;
-                continue;
-            }
-            if a.starts_with('-') && a.len() > 1 {
-                i += 1;
-                continue;
-            }
-            return Some(a.to_owned());
-        }
-        return None;
+    if lang == Interp::PowerShell {
+        return pwsh(argv).0;
     }
-    let flags = inline_flags(lang);
+    let args = interp_args(lang);
+    let parsed = args.grammar.parse(argv, 1);
     let mut pieces = Vec::new();
-    let mut i = 1;
-    while i < argv.len() {
-        let a = argv[i].text.as_str();
-        if flags.contains(&a) {
-            if let Some(c) = argv.get(i + 1) {
-                pieces.push(c.text.clone());
-            }
-            i += 2;
-            continue;
+    let mut file = false;
+    for item in &parsed.items {
+        match role(args, item) {
+            Some((Role::Code, Some(v))) => pieces.push(v.text.clone()),
+            Some((Role::File, _)) => file = true,
+            _ => {}
         }
-        // Combined forms: `-ne 'code'`, `-pe`, `-lane`.
-        if (lang == Interp::Perl || lang == Interp::Ruby)
-            && a.starts_with('-')
-            && !a.starts_with("--")
-            && a.ends_with('e')
-            && a.len() > 2
-            && a[1..].chars().all(|c| c.is_ascii_alphabetic())
-        {
-            if let Some(c) = argv.get(i + 1) {
-                pieces.push(c.text.clone());
+    }
+    let first = argv.get(parsed.rest);
+    if pieces.is_empty() {
+        match lang {
+            Interp::Awk if !file => return first.map(|f| f.text.clone()),
+            Interp::Node if first.is_some_and(|f| f.text == "eval") => {
+                return argv.get(parsed.rest + 1).map(|f| f.text.clone());
             }
-            i += 2;
-            continue;
+            _ => {}
         }
-        if lang == Interp::Python {
-            if let Some(code) = a.strip_prefix("-c").filter(|c| !c.is_empty()) {
-                pieces.push(code.to_owned());
-            }
-            if !a.starts_with('-') {
-                break;
-            }
-        }
-        i += 1;
     }
     (!pieces.is_empty()).then(|| pieces.join("\n"))
 }
@@ -146,70 +131,137 @@ pub(crate) enum Script {
     None,
     /// Standard input.
     Stdin,
-    /// A script file at this argv index.
-    File(usize),
+    /// A script file (an operand, or the value of `-f`).
+    File(Field),
 }
+
+/// Subcommands of deno and bun that name no script file of their own.
+const JS_SUBCOMMANDS: &[&str] = &[
+    "run", "test", "install", "x", "add", "upgrade", "create", "build", "serve", "task",
+];
 
 /// Where the program comes from.
 pub(crate) fn script_arg(lang: Interp, argv: &[Field]) -> Script {
     if inline_code(lang, argv).is_some() {
         return Script::None;
     }
-    if lang == Interp::Awk {
-        return Script::None;
+    if lang == Interp::PowerShell {
+        return pwsh(argv).1.map_or(Script::None, Script::File);
     }
+    let args = interp_args(lang);
+    let parsed = args.grammar.parse(argv, 1);
+    for item in &parsed.items {
+        match role(args, item) {
+            Some((Role::Module, _)) => return Script::None,
+            Some((Role::File, Some(v))) if v.text == "-" => return Script::Stdin,
+            Some((Role::File, Some(v))) => return Script::File(v.clone()),
+            _ => {}
+        }
+    }
+    match argv.get(parsed.rest) {
+        _ if lang == Interp::Awk => Script::None,
+        Some(f) if f.text == "-" => Script::Stdin,
+        Some(f) if lang == Interp::Node && JS_SUBCOMMANDS.contains(&f.text.as_str()) => {
+            Script::None
+        }
+        Some(f) => Script::File(f.clone()),
+        None if lang == Interp::Osascript => Script::None,
+        None => Script::Stdin,
+    }
+}
+
+/// PowerShell's command line: the code (`-Command` and the words after it, a decoded
+/// `-EncodedCommand`, or a positional command) and the script file (`-File`, a `.ps1`
+/// operand). Parameters are case-insensitive and may be shortened to any unambiguous prefix;
+/// `/` also introduces them.
+fn pwsh(argv: &[Field]) -> (Option<String>, Option<Field>) {
+    const PARAMS: &[&str] = &[
+        "command",
+        "encodedcommand",
+        "file",
+        "executionpolicy",
+        "workingdirectory",
+        "configurationname",
+        "custompipename",
+        "settingsfile",
+        "version",
+        "outputformat",
+        "inputformat",
+        "windowstyle",
+        "encodedarguments",
+        "noprofile",
+        "nologo",
+        "noninteractive",
+        "noexit",
+        "interactive",
+        "login",
+        "mta",
+        "sta",
+        "help",
+    ];
+    let param = |word: &str| -> Option<&'static str> {
+        let w = word.strip_prefix(['-', '/'])?.to_ascii_lowercase();
+        match w.as_str() {
+            "c" => return Some("command"),
+            "e" | "ec" | "enc" => return Some("encodedcommand"),
+            "f" => return Some("file"),
+            "ep" | "ex" => return Some("executionpolicy"),
+            "wd" => return Some("workingdirectory"),
+            _ => {}
+        }
+        let mut hits = PARAMS.iter().filter(|p| p.starts_with(w.as_str()));
+        match (hits.next(), hits.next()) {
+            (Some(p), None) => Some(p),
+            (Some(p), Some(_)) => PARAMS.contains(&w.as_str()).then_some(p),
+            _ => None,
+        }
+    };
     let mut i = 1;
-    while i < argv.len() {
-        let a = argv[i].text.as_str();
-        if a == "-" {
-            return Script::Stdin;
-        }
-        if lang == Interp::Python && (a == "-m" || a.starts_with("-m")) {
-            return Script::None;
-        }
-        if a.starts_with('-') {
-            // Options with a value.
-            if matches!(
-                a,
-                "-W" | "-X"
-                    | "-r"
-                    | "--require"
-                    | "-I"
-                    | "-M"
-                    | "--import"
-                    | "--loader"
-                    | "-d"
-                    | "--config"
-                    | "-C"
-            ) {
-                i += 1;
+    while let Some(w) = argv.get(i) {
+        match param(&w.text) {
+            Some("command") => {
+                let rest: Vec<&str> = argv[i + 1..].iter().map(|f| f.text.as_str()).collect();
+                return ((!rest.is_empty()).then(|| rest.join(" ")), None);
             }
-            i += 1;
-            continue;
+            Some("encodedcommand") => {
+                let code = argv.get(i + 1).map(|v| {
+                    decode_utf16_base64(&v.text)
+                        .unwrap_or_else(|| format!("-EncodedCommand {}", v.text))
+                });
+                return (code, None);
+            }
+            Some("file") => return (None, argv.get(i + 1).cloned()),
+            Some(p)
+                if p.starts_with("no")
+                    || matches!(p, "interactive" | "login" | "mta" | "sta" | "help") => {}
+            Some(_) => i += 1,
+            None if w.text.to_ascii_lowercase().ends_with(".ps1") => {
+                return (None, Some(w.clone()));
+            }
+            None => {
+                let rest: Vec<&str> = argv[i..].iter().map(|f| f.text.as_str()).collect();
+                return (Some(rest.join(" ")), None);
+            }
         }
-        if lang == Interp::Node
-            && matches!(
-                a,
-                "run"
-                    | "test"
-                    | "install"
-                    | "x"
-                    | "add"
-                    | "upgrade"
-                    | "create"
-                    | "build"
-                    | "serve"
-                    | "task"
-            )
-        {
-            return Script::None;
-        }
-        return Script::File(i);
+        i += 1;
     }
-    if lang == Interp::Osascript || lang == Interp::PowerShell {
-        return Script::None;
+    (None, None)
+}
+
+/// The text of a base64-encoded UTF-16LE string (PowerShell's `-EncodedCommand`).
+fn decode_utf16_base64(b64: &str) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    if bytes.len() % 2 != 0 {
+        return None;
     }
-    Script::Stdin
+    let units: Vec<u16> = bytes
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).ok()
 }
 
 /// What a piece of interpreter code does, as far as the obvious calls show.
@@ -346,7 +398,7 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "awk.print_to_shell", langs: &[Awk], pattern: r#"printf?\s*\(?\s*"([^"]*)"\s*\)?\s*\|&?\s*"(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh""#, action: Action::Shell, matches: &["BEGIN { print \"rm -rf /\" | \"sh\" }", "BEGIN { print \"id\" |& \"/bin/bash\" }"], not_matches: &["{ print $1 | \"sort\" }"]},
     InterpRule { id: "awk.write", langs: &[Awk], pattern: r#"print[^>;}]*>>?\s*"([^"]+)""#, action: Action::Write, matches: &["{ print $1 > \"/etc/x\" }"], not_matches: &["{ print $1 }"]},
     InterpRule { id: "osa.shell", langs: &[Osascript], pattern: lit!(r"do shell script\s*"), action: Action::Shell, matches: &["do shell script \"rm -rf ~\""], not_matches: &["display dialog \"x\""]},
-    InterpRule { id: "ps.remove", langs: &[PowerShell], pattern: r"(?i)(?:Remove-Item|\brm\b|\bdel\b|\brmdir\b)[^;|]*-Recurse", action: Action::Finding("catastrophic_deletion", Risk::High, "deletes recursively"), matches: &["Remove-Item -Recurse -Force C:\\"], not_matches: &["Get-Item x"]},
+    InterpRule { id: "ps.remove", langs: &[PowerShell], pattern: r"(?i)(?:Remove-Item|\bri\b|\brm\b|\bdel\b|\berase\b|\brd\b|\brmdir\b)[^;|]*\s-r(?:e|ec|ecu|ecur|ecurs|ecurse)?\b", action: Action::Finding("catastrophic_deletion", Risk::High, "deletes recursively"), matches: &["Remove-Item -Recurse -Force C:\\", "rm -r -fo /", "ri -rec C:\\x"], not_matches: &["Get-Item x", "rm -Force x.txt", "Remove-Item -ReadOnly x"]},
     InterpRule { id: "py.truncate", langs: &[Python], pattern: lit!(r"\bos\.truncate\("), action: Action::Truncate, matches: &["import os; os.truncate('/etc/hosts', 0)"], not_matches: &["f.truncate()"]},
     InterpRule { id: "rb.rm_rf_home", langs: &[Ruby], pattern: r#"FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)\s*\(?\s*(?:Dir\.home\b(?:\(\))?|ENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~/?['"]\s*\))\s*(?:\)|,|;|$)"#, action: Action::RemoveTreeOf("~"), matches: &["FileUtils.rm_rf(Dir.home)", "FileUtils.rm_r ENV['HOME']"], not_matches: &["FileUtils.rm_rf(Dir.home + '/tmp/x')"]},
     InterpRule { id: "rb.truncate", langs: &[Ruby], pattern: lit!(r"File\.truncate\(\s*"), action: Action::Truncate, matches: &["File.truncate('/etc/hosts', 0)"], not_matches: &["File.read('x')"]},

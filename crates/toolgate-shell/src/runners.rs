@@ -325,16 +325,13 @@ impl Walker<'_> {
         if let Some(lang) = interp::interp_of(prog) {
             return match interp::script_arg(lang, argv) {
                 interp::Script::Stdin => CodeInput::Stdin(Lang::Interp(lang)),
-                interp::Script::File(i) => {
-                    let f = &argv[i];
-                    match f.procsub {
-                        Some(p) => CodeInput::ProcSub(Lang::Interp(lang), p),
-                        None => {
-                            let f = f.clone();
-                            self.script_file(prog, &f, Some(Lang::Interp(lang)))
-                        }
+                interp::Script::File(f) => match f.procsub {
+                    Some(p) => CodeInput::ProcSub(Lang::Interp(lang), p),
+                    None => {
+                        let f = f.clone();
+                        self.script_file(prog, &f, Some(Lang::Interp(lang)))
                     }
-                }
+                },
                 interp::Script::None => CodeInput::None,
             };
         }

@@ -1,7 +1,7 @@
 //! Build tools and package managers: `npm --script-shell`, node options that load code,
 //! `cargo --config` program keys, `go -exec`/`-toolexec`, `make SHELL=`.
 
-use crate::argv::{Grammar, Item, part, split_long};
+use crate::argv::{Grammar, Item, part};
 use crate::expand::clip;
 use crate::words::Field;
 
@@ -109,70 +109,62 @@ pub(super) fn cargo(argv: &[Field], out: &mut Vec<Carried>) {
         "build.rustc",
         "build.rustdoc",
     ];
-    let mut i = 1;
-    while i < argv.len() {
-        if argv[i].text == "--" {
-            break;
-        }
-        if let Some((_, value)) = long_value(argv, &mut i, &["--config"]) {
-            match value.text.split_once('=') {
-                Some((key, v)) => {
-                    let key = key.trim();
-                    let program = PROGRAM_KEYS.contains(&key)
-                        || ((key.starts_with("target.") || key.starts_with("host."))
-                            && (key.ends_with(".runner") || key.ends_with(".linker")))
-                        || key == "host.linker"
-                        || key.ends_with("rustflags");
-                    if program {
-                        let v = v.trim().trim_matches(['"', '\'', '[', ']']);
-                        out.push(if key.ends_with("rustflags") {
-                            Carried::Opaque(format!(
-                                "`--config {}` passes compiler flags, which can name a linker \
-                                 or plugin",
-                                clip(&value.text)
-                            ))
-                        } else {
-                            Carried::Shell(part(&value, v))
-                        });
-                    }
+    const CARGO: Grammar = Grammar {
+        short_val: "CZjp",
+        long_val: &[
+            "--config",
+            "--manifest-path",
+            "--color",
+            "--package",
+            "--jobs",
+            "--target",
+        ],
+        ..Grammar::EMPTY
+    };
+    for value in CARGO.parse(argv, 1).values('\0', "--config") {
+        match value.text.split_once('=') {
+            Some((key, v)) => {
+                let key = key.trim();
+                let program = PROGRAM_KEYS.contains(&key)
+                    || ((key.starts_with("target.") || key.starts_with("host."))
+                        && (key.ends_with(".runner") || key.ends_with(".linker")))
+                    || key == "host.linker"
+                    || key.ends_with("rustflags");
+                if program {
+                    let v = v.trim().trim_matches(['"', '\'', '[', ']']);
+                    out.push(if key.ends_with("rustflags") {
+                        Carried::Opaque(format!(
+                            "`--config {}` passes compiler flags, which can name a linker or \
+                             plugin",
+                            clip(&value.text)
+                        ))
+                    } else {
+                        Carried::Shell(part(value, v))
+                    });
                 }
-                None => out.push(Carried::Opaque(format!(
-                    "`cargo --config {}` reads a configuration file, which can name programs \
-                     to run",
-                    clip(&value.text)
-                ))),
             }
+            None => out.push(Carried::Opaque(format!(
+                "`cargo --config {}` reads a configuration file, which can name programs to run",
+                clip(&value.text)
+            ))),
         }
-        i += 1;
     }
 }
 
 /// `go build/test/run -exec PROG`, `-toolexec PROG`: go runs PROG around every test binary or
 /// tool it starts. Go takes `-flag value` and `-flag=value`, with one dash or two.
 pub(super) fn go(argv: &[Field], out: &mut Vec<Carried>) {
-    let mut i = 1;
-    while i < argv.len() {
-        let w = &argv[i];
-        if w.text == "--" {
-            break;
-        }
-        let bare = w.text.trim_start_matches('-');
-        if w.text.starts_with('-') {
-            let (name, inline) = split_long(bare);
-            if matches!(name, "exec" | "toolexec") {
-                let value = match inline {
-                    Some(v) => Some(part(w, v)),
-                    None => {
-                        i += 1;
-                        argv.get(i).cloned()
-                    }
-                };
-                if let Some(v) = value {
-                    out.push(Carried::Shell(v));
-                }
-            }
-        }
-        i += 1;
+    const GO: Grammar = Grammar {
+        long_val: &["--exec", "--toolexec", "--o", "--tags", "--run", "--C"],
+        word_val: &["-exec", "-toolexec", "-o", "-tags", "-run", "-C"],
+        ..Grammar::EMPTY
+    };
+    let parsed = GO.parse(argv, 1);
+    for v in parsed
+        .values('\0', "exec")
+        .chain(parsed.values('\0', "toolexec"))
+    {
+        out.push(Carried::Shell(v.clone()));
     }
 }
 

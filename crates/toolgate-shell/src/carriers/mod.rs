@@ -359,42 +359,10 @@ pub(super) fn not_static(piece: &str) -> bool {
     piece.contains(['$', '`'])
 }
 
-/// A long option (`--name=value` or `--name value`) at `argv[*i]` whose name is one of
-/// `names`: its value, with `*i` moved past it. Stops at nothing; callers stop at `--`.
-pub(super) fn long_value(argv: &[Field], i: &mut usize, names: &[&str]) -> Option<(String, Field)> {
-    let word = argv.get(*i)?;
-    let long = word.text.strip_prefix("--")?;
-    let (name, inline) = split_long(long);
-    let full = names.iter().find(|n| n.trim_start_matches('-') == name)?;
-    let inline = inline.map(|v| part(word, v));
-    let value = match inline {
-        Some(v) => v,
-        None => {
-            *i += 1;
-            argv.get(*i)?.clone()
-        }
-    };
-    Some(((*full).to_owned(), value))
-}
-
-/// The index of the first operand from `from` on: a word in `valued` skips its value, any
-/// other word starting with `-` is a flag, and `--` ends the options.
+/// The index of the first operand from `from` on, where the options in `valued` take a
+/// value (the command of `watchexec -e rs cargo test` starts at `cargo`).
 pub(super) fn first_operand(argv: &[Field], from: usize, valued: &[&str]) -> usize {
-    let mut i = from;
-    while let Some(w) = argv.get(i) {
-        let a = w.text.as_str();
-        if a == "--" {
-            return i + 1;
-        }
-        if valued.contains(&a) {
-            i += 2;
-        } else if a.starts_with('-') {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    i
+    crate::argv::command_start(argv, from, valued)
 }
 
 /// Words joined by spaces, as a program that runs them through `sh -c` sees them.

@@ -62,15 +62,14 @@ pub(super) fn ssh_option(prog: &str, option: &str, src: &Field, out: &mut Vec<Ca
 /// `curl -K FILE` / `--config FILE` reads more options from FILE (`upload-file = .env`,
 /// `output = ~/.bashrc`), which the analyzer does not see.
 pub(super) fn curl_config(argv: &[Field], out: &mut Vec<Carried>) {
-    for w in argv.iter().skip(1) {
-        let t = w.text.as_str();
-        if t == "-K" || t == "--config" || (t.starts_with("-K") && t.len() > 2) {
-            out.push(Carried::Opaque(
-                "`curl -K` reads options from a file, which can name files to upload or write"
-                    .into(),
-            ));
-            return;
-        }
+    if crate::grammars::CURL
+        .parse(argv, 1)
+        .value('K', "--config")
+        .is_some()
+    {
+        out.push(Carried::Opaque(
+            "`curl -K` reads options from a file, which can name files to upload or write".into(),
+        ));
     }
 }
 
@@ -96,39 +95,25 @@ pub(super) fn wget_execute(argv: &[Field], out: &mut Vec<Carried>) {
         "dirprefix",
         "configfile",
     ];
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            break;
+    for value in crate::grammars::WGET
+        .parse(argv, 1)
+        .values('e', "--execute")
+    {
+        let v = value.text.as_str();
+        let key: String = v
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if value.dynamic || FILE_KEYS.contains(&key.as_str()) {
+            out.push(Carried::Opaque(format!(
+                "`wget -e {}` names a file or program the analyzer does not follow",
+                clip(v)
+            )));
         }
-        let value = match t {
-            "-e" | "--execute" => {
-                i += 1;
-                argv.get(i).cloned()
-            }
-            _ if t.starts_with("--execute=") => Some(part(w, &t["--execute=".len()..])),
-            _ if t.starts_with("-e") && t.len() > 2 => Some(part(w, &t[2..])),
-            _ => None,
-        };
-        if let Some(value) = value {
-            let v = value.text.as_str();
-            let key: String = v
-                .split('=')
-                .next()
-                .unwrap_or("")
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect::<String>()
-                .to_ascii_lowercase();
-            if value.dynamic || FILE_KEYS.contains(&key.as_str()) {
-                out.push(Carried::Opaque(format!(
-                    "`wget -e {}` names a file or program the analyzer does not follow",
-                    clip(v)
-                )));
-            }
-        }
-        i += 1;
     }
 }
 

@@ -15,17 +15,18 @@ pub(super) fn tmux(argv: &[Field], out: &mut Vec<Carried>) {
     ];
     #[rustfmt::skip]
     const KEYS: &[&str] = &["send-keys", "send", "paste-buffer", "pasteb", "source-file", "source"];
-    let i = first_operand(argv, 1, &["-L", "-S", "-f", "-T", "-c"]);
+    const OUTER: Grammar = Grammar {
+        short_val: "LSfTc",
+        permute: false,
+        ..Grammar::EMPTY
+    };
+    let outer = OUTER.parse(argv, 1);
     // `tmux -c CMD` runs CMD through the default shell, like `sh -c`.
-    if let Some(c) = argv[1..i.min(argv.len())]
-        .iter()
-        .position(|w| w.text == "-c")
-    {
-        if let Some(v) = argv.get(c + 2) {
-            out.push(Carried::Shell(v.clone()));
-        }
+    if let Some(cmd) = outer.value('c', "") {
+        out.push(Carried::Shell(cmd.clone()));
         return;
     }
+    let i = outer.rest;
     let Some(sub) = argv.get(i) else { return };
     if KEYS.contains(&sub.text.as_str()) {
         out.push(Carried::Opaque(format!(
@@ -38,7 +39,7 @@ pub(super) fn tmux(argv: &[Field], out: &mut Vec<Carried>) {
         return;
     }
     // Options of these commands that take a value; everything after them is the command.
-    let valued = if matches!(
+    let short_val = if matches!(
         sub.text.as_str(),
         "run-shell" | "run" | "display-popup" | "popup"
     ) {
@@ -46,24 +47,12 @@ pub(super) fn tmux(argv: &[Field], out: &mut Vec<Carried>) {
     } else {
         "ceFflnstxy"
     };
-    let mut j = i + 1;
-    while j < argv.len() {
-        let a = argv[j].text.as_str();
-        if a == "--" {
-            j += 1;
-            break;
-        }
-        if a.len() > 1 && a.starts_with('-') {
-            let last = a.chars().last().unwrap_or(' ');
-            j += if a.len() == 2 && valued.contains(last) {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        break;
-    }
+    let inner = Grammar {
+        short_val,
+        permute: false,
+        ..Grammar::EMPTY
+    };
+    let j = inner.parse(argv, i + 1).rest;
     if j < argv.len() {
         out.push(Carried::Shell(joined(&argv[j..])));
     }
@@ -71,34 +60,40 @@ pub(super) fn tmux(argv: &[Field], out: &mut Vec<Carried>) {
 
 /// `screen [OPTIONS] CMD ARGS…`; `-X`/`-Q` send commands to a running session.
 pub(super) fn screen(argv: &[Field], out: &mut Vec<Carried>) {
-    const VALUED: &[&str] = &["-S", "-c", "-e", "-h", "-p", "-s", "-T", "-t", "-Logfile"];
-    const NO_COMMAND: &[&str] = &["-ls", "-list", "-r", "-R", "-x", "-wipe", "-v", "-version"];
-    let mut i = 1;
-    while i < argv.len() {
-        let a = argv[i].text.as_str();
-        if a == "-X" || a == "-Q" {
-            out.push(Carried::Opaque(format!(
-                "`screen {a}` sends commands to a running session"
-            )));
-            return;
+    // `-dmS NAME`: a bundle whose last letter takes the value.
+    const SCREEN: Grammar = Grammar {
+        short_val: "cehpsStT",
+        word_val: &["-Logfile"],
+        word_flags: &["-ls", "-list", "-wipe", "-version"],
+        permute: false,
+        ..Grammar::EMPTY
+    };
+    let parsed = SCREEN.parse(argv, 1);
+    for item in &parsed.items {
+        match item {
+            Item::Short {
+                letter: l @ ('X' | 'Q'),
+                ..
+            } => {
+                out.push(Carried::Opaque(format!(
+                    "`screen -{l}` sends commands to a running session"
+                )));
+                return;
+            }
+            // Listing, reattaching, wiping: no command of its own.
+            Item::Short {
+                letter: 'r' | 'R' | 'x' | 'v',
+                ..
+            }
+            | Item::Long {
+                name: "ls" | "list" | "wipe" | "version",
+                ..
+            } => return,
+            _ => {}
         }
-        if NO_COMMAND.contains(&a) {
-            return;
-        }
-        // `-dmS NAME`: a bundle whose last letter takes the value.
-        let last = a.chars().last().unwrap_or(' ');
-        if VALUED.contains(&a) || (a.len() > 2 && a.starts_with('-') && "cehpsStT".contains(last)) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        break;
     }
-    if i < argv.len() {
-        out.push(Carried::Argv(argv[i..].to_vec()));
+    if parsed.rest < argv.len() {
+        out.push(Carried::Argv(argv[parsed.rest..].to_vec()));
     }
 }
 

@@ -103,51 +103,52 @@ pub(super) fn zip(argv: &[Field], out: &mut Vec<Carried>) {
 
 /// `fd … -x CMD ARGS… [;]` / `-X`: the command runs once per match (or once for all).
 pub(super) fn fd(argv: &[Field], out: &mut Vec<Carried>) {
-    let mut i = 1;
-    while i < argv.len() {
-        let a = argv[i].text.as_str();
-        if a == "--" {
-            return;
+    const FD: Grammar = Grammar {
+        short_val: "etEdcjSo",
+        long_val: &[
+            "--extension",
+            "--type",
+            "--exclude",
+            "--max-depth",
+            "--color",
+            "--threads",
+            "--size",
+            "--changed-within",
+            "--changed-before",
+            "--owner",
+            "--base-directory",
+            "--path-separator",
+            "--search-path",
+            "--ignore-file",
+            "--max-results",
+            "--min-depth",
+            "--exact-depth",
+            "--format",
+            "--batch-size",
+        ],
+        ..Grammar::EMPTY
+    };
+    for item in FD.parse(argv, 1).items {
+        let at = match item {
+            Item::Short {
+                letter: 'x' | 'X',
+                at,
+                ..
+            } => at,
+            Item::Long {
+                name: "exec" | "exec-batch",
+                at,
+                ..
+            } => at,
+            _ => continue,
+        };
+        let end = argv[at + 1..]
+            .iter()
+            .position(|w| w.text == ";")
+            .map_or(argv.len(), |p| at + 1 + p);
+        if end > at + 1 {
+            out.push(Carried::Argv(argv[at + 1..end].to_vec()));
         }
-        if matches!(a, "-x" | "--exec" | "-X" | "--exec-batch") {
-            let end = argv[i + 1..]
-                .iter()
-                .position(|w| w.text == ";")
-                .map_or(argv.len(), |p| i + 1 + p);
-            if end > i + 1 {
-                out.push(Carried::Argv(argv[i + 1..end].to_vec()));
-            }
-            i = end;
-        } else if matches!(
-            a,
-            "-e" | "--extension"
-                | "-t"
-                | "--type"
-                | "-E"
-                | "--exclude"
-                | "-d"
-                | "--max-depth"
-                | "-c"
-                | "--color"
-                | "-j"
-                | "--threads"
-                | "-S"
-                | "--size"
-                | "--changed-within"
-                | "--changed-before"
-                | "-o"
-                | "--owner"
-                | "--base-directory"
-                | "--path-separator"
-                | "--search-path"
-                | "--ignore-file"
-                | "--max-results"
-                | "--min-depth"
-                | "--exact-depth"
-                | "--format"
-        ) {
-            i += 1;
-        }
-        i += 1;
+        return;
     }
 }

@@ -1,7 +1,7 @@
 //! git: `-c` values that name a program, `git config KEY VALUE` for those keys, and the
 //! subcommands' command options (`rebase --exec`, `fetch --upload-pack`, `bisect run`, …).
 
-use crate::argv::{long_is, part, split_long};
+use crate::argv::part;
 use crate::words::Field;
 
 use super::*;
@@ -28,28 +28,26 @@ pub(super) fn git(argv: &[Field], out: &mut Vec<Carried>) {
         }
     }
     let Some((sub, args)) = sub else { return };
-    let opt_values = |shorts: &[&str], longs: &[&str], out: &mut Vec<Carried>| {
-        let mut j = 0;
-        while j < args.len() {
-            let w = &args[j];
-            let a = w.text.as_str();
-            if a == "--" {
-                break;
-            }
-            if let Some(long) = a.strip_prefix("--") {
-                let (name, inline) = split_long(long);
-                if longs.iter().any(|l| long_is(name, l))
-                    && let Some(v) = option_value(args, &mut j, inline)
-                {
+    // The values of the subcommand's options that name a program (`-x CMD`, `--exec=CMD`,
+    // an abbreviation, a bundle `-ix CMD`).
+    let opt_values = |short_val: &str, longs: &[&str], out: &mut Vec<Carried>| {
+        let grammar = Grammar {
+            short_val,
+            long_val_abbrev: longs,
+            ..Grammar::EMPTY
+        };
+        for item in grammar.parse(args, 0).items {
+            match item {
+                Item::Short { value: Some(v), .. } => out.push(Carried::Shell(v)),
+                Item::Long {
+                    name,
+                    value: Some(v),
+                    ..
+                } if longs.iter().any(|l| l.trim_start_matches('-') == name) => {
                     out.push(Carried::Shell(v));
                 }
-            } else if let Some(s) = shorts.iter().find(|s| a.starts_with(**s)) {
-                let attached = Some(&a[s.len()..]).filter(|v| !v.is_empty());
-                if let Some(v) = option_value(args, &mut j, attached) {
-                    out.push(Carried::Shell(v));
-                }
+                _ => {}
             }
-            j += 1;
         }
     };
     if matches!(sub, "clone" | "init") {
@@ -73,14 +71,14 @@ pub(super) fn git(argv: &[Field], out: &mut Vec<Carried>) {
         }
     }
     match sub {
-        "fetch" | "pull" | "ls-remote" => opt_values(&[], &["--upload-pack"], out),
-        "clone" => opt_values(&["-u"], &["--upload-pack"], out),
-        "push" | "send-pack" => opt_values(&[], &["--receive-pack", "--exec"], out),
-        "archive" => opt_values(&[], &["--exec"], out),
-        "rebase" => opt_values(&["-x"], &["--exec"], out),
-        "difftool" => opt_values(&["-x"], &["--extcmd"], out),
+        "fetch" | "pull" | "ls-remote" => opt_values("", &["--upload-pack"], out),
+        "clone" => opt_values("u", &["--upload-pack"], out),
+        "push" | "send-pack" => opt_values("", &["--receive-pack", "--exec"], out),
+        "archive" => opt_values("", &["--exec"], out),
+        "rebase" => opt_values("x", &["--exec"], out),
+        "difftool" => opt_values("x", &["--extcmd"], out),
         "filter-branch" => opt_values(
-            &[],
+            "",
             &[
                 "--env-filter",
                 "--tree-filter",
@@ -93,11 +91,11 @@ pub(super) fn git(argv: &[Field], out: &mut Vec<Carried>) {
             out,
         ),
         "send-email" => opt_values(
-            &[],
+            "",
             &["--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd"],
             out,
         ),
-        "instaweb" => opt_values(&["-d", "-b"], &["--httpd", "--browser"], out),
+        "instaweb" => opt_values("db", &["--httpd", "--browser"], out),
         // `git config KEY VALUE`, `git config set KEY VALUE`: the value is persisted and run
         // by a later git command; it is judged now.
         "config" => {

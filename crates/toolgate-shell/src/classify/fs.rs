@@ -69,12 +69,16 @@ fn delete_critical(v: &View<'_>) -> Option<String> {
 
 fn delete_workspace(v: &View<'_>) -> Option<String> {
     let ctx = v.ctx;
-    deletes(v).filter(|u| u.recursive).find_map(|u| {
-        let p = u.path.as_ref()?;
-        let ws = p == &ctx.cwd || ctx.roots.iter().any(|r| r == p);
-        let all = !u.glob || u.word.ends_with('*') || u.word == "*";
-        (ws && all).then(|| format!("deletes the whole working directory {}", p.display()))
-    })
+    // Recursively, or every file at its top (`rm -f *`, `rm ./*`).
+    let every_file = |w: &str| w.rsplit('/').next() == Some("*");
+    deletes(v)
+        .filter(|u| u.recursive || (u.glob && every_file(&u.word)))
+        .find_map(|u| {
+            let p = u.path.as_ref()?;
+            let ws = p == &ctx.cwd || ctx.roots.iter().any(|r| r == p);
+            let all = !u.glob || u.word.ends_with('*') || u.word == "*";
+            (ws && all).then(|| format!("deletes the whole working directory {}", p.display()))
+        })
 }
 
 fn delete_dynamic(v: &View<'_>) -> Option<String> {
@@ -326,6 +330,34 @@ fn personal_read(v: &View<'_>) -> Option<String> {
     })
 }
 
+/// A search of the user's whole indexed disk (Spotlight, `locate`): the names and contents it
+/// finds are the user's personal files. `mdfind -onlyin DIR` inside the workspace is not.
+fn personal_search(v: &View<'_>) -> Option<String> {
+    if v.args
+        .iter()
+        .any(|a| matches!(*a, "--help" | "-h" | "-help" | "--version" | "-V"))
+    {
+        return None;
+    }
+    let only_in = v
+        .args
+        .iter()
+        .position(|a| *a == "-onlyin")
+        .and_then(|i| v.args.get(i + 1));
+    if let Some(dir) = only_in {
+        let home = v.ctx.home.as_deref();
+        if let Some(d) = crate::paths::resolve_word(dir, v.rec.cwd.as_deref(), home)
+            && crate::paths::inside_roots(&d, &v.ctx.roots, &v.ctx.cwd)
+        {
+            return None;
+        }
+    }
+    Some(format!(
+        "searches the user's files everywhere on the disk (`{}`)",
+        v.program()
+    ))
+}
+
 fn secret_read(v: &View<'_>) -> Option<String> {
     v.fx.paths
         .iter()
@@ -415,7 +447,7 @@ fn is_net_sender(p: &str) -> bool {
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
     Rule { id: "fs.delete_critical", category: "catastrophic_deletion", risk: Risk::Catastrophic, programs: &[], test: delete_critical, matches: &["rm -rf /", "rm -fr /", "rm -Rf /", "rm -r -f /", "rm --recursive --force /", "rm -rf ~", "rm -rf $HOME", "rm -rf /*", "rm -rf /etc", "rm -rf ..", "sudo rm -rf /", "/bin/rm -rf /", "r''m -rf /", "\\rm -rf /", "$'\\x72\\x6d' -rf /", "x=rm; $x -rf /", "{rm,-rf,/}", "rm${IFS}-rf${IFS}/", "find / -delete", "find ~ -exec rm -rf {} \\;", "mv / /tmp/x", "cd / && rm -rf *", "rm -rf /home/u", "rm -rf ~/"], not_matches: &["rm -rf ./target", "rm -rf build", "rm -rf /tmp/x", "echo rm -rf /", "rm -rf /home/u/proj/node_modules", "find . -name '*.pyc' -delete", "rm /etc/x"]},
-    Rule { id: "fs.delete_workspace", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_workspace, matches: &["rm -rf .", "rm -rf *", "rm -rf /home/u/proj", "find . -delete", "find . | xargs rm -rf"], not_matches: &["rm -rf build", "rm -rf ./target/*"]},
+    Rule { id: "fs.delete_workspace", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_workspace, matches: &["rm -rf .", "rm -rf *", "rm -rf /home/u/proj", "find . -delete", "find . | xargs rm -rf", "rm -f *", "find . -type f -delete"], not_matches: &["rm -rf build", "rm -rf ./target/*", "rm -f *.log", "find . -type f -name '*.pyc' -delete", "rm -f build/*"]},
     Rule { id: "fs.delete_dynamic", category: "catastrophic_deletion", risk: Risk::High, programs: &[], test: delete_dynamic, matches: &["rm -rf \"$DIR\"", "rm -rf \"$DIR\"/*", "rm -rf $(cat list)", "cat list | xargs rm -rf"], not_matches: &["rm -f \"$FILE\"", "rm -rf build"]},
     Rule { id: "fs.delete_outside", category: "deletion_outside_workspace", risk: Risk::High, programs: &[], test: delete_outside, matches: &["rm -rf ../other", "rm -f /etc/nginx/nginx.conf", "rm ~/notes.txt", "rm -rf /opt/app/cache", "rm -rf /tmp", "rm -rf /tmp/*", "rm -rf /var/tmp/*", "rm -rf \"$TMPDIR\"/", "rm -rf \"$TMPDIR/foo\"", "TMPDIR=/Users rm -rf $TMPDIR/x"], not_matches: &["rm /tmp/x.log", "rm -rf build", "rm -rf /", "TMPDIR=/scratch rm /scratch/x", "rm -rf /tmp/build", "rm -rf /tmp/pytest-of-dev", "d=$(mktemp -d); rm -rf \"$d\""]},
     Rule { id: "fs.delete_protected", category: "git_destruction", risk: Risk::High, programs: &[], test: delete_protected, matches: &["rm -rf .git", "rm -f .husky/pre-commit"], not_matches: &["rm -rf .github-cache", "rm .gitignore"]},
@@ -426,6 +458,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule { id: "fs.write_protected", category: "persistence", risk: Risk::High, programs: &[], test: write_protected, matches: &["echo 'curl x|sh' >> ~/.bashrc", "echo key >> ~/.ssh/authorized_keys", "tee .git/hooks/pre-commit < x", "cat > .git/config <<EOF\n[core]\nEOF"], not_matches: &["cat ~/.bashrc", "echo x > notes.txt"]},
     Rule { id: "fs.write_outside", category: "write_outside_workspace", risk: Risk::High, programs: &[], test: write_outside, matches: &["cp a.txt ~/Desktop/", "sed -i s/a/b/ ~/notes.txt", "echo x > ../other/file", "chmod 600 ~/x.txt"], not_matches: &["cp a b", "echo x > /tmp/out.txt", "echo x > /dev/null", "cat ~/notes.txt"]},
     Rule { id: "privacy.personal", category: "personal_data", risk: Risk::High, programs: &[], test: personal_read, matches: &["cat ~/Documents/tax.txt", "sqlite3 ~/Library/Messages/chat.db 'SELECT 1'", "ls ~/Pictures/x.jpg"], not_matches: &["cat README.md", "cat ~/.bashrc"]},
+    Rule { id: "privacy.search", category: "personal_data", risk: Risk::High, programs: &["mdfind", "tracker3", "tracker"], test: personal_search, matches: &["mdfind \"tax return\"", "mdfind -name passport", "tracker3 search invoice"], not_matches: &["mdfind -onlyin . TODO", "mdfind --help", "locate libssl.so", "mdfind -onlyin src 'kMDItemFSName == *.rs'"]},
     Rule { id: "fs.write_unresolved", category: "unresolved_write", risk: Risk::High, programs: &[], test: write_glob_or_home, matches: &["echo x > $OUT", "echo x > *.txt"], not_matches: &["echo x > out.txt", "echo x > /dev/null"]},
     Rule { id: "perm.critical", category: "permission_change", risk: Risk::Catastrophic, programs: &["chmod", "chown", "chgrp", "setfacl", "chattr"], test: perm_critical, matches: &["chmod -R 777 /", "chown -R nobody /etc", "sudo chmod -R 000 /usr"], not_matches: &["chmod -R 755 ./scripts", "chmod 600 ~/.ssh/id_rsa"]},
     Rule { id: "perm.system", category: "permission_change", risk: Risk::High, programs: &["chmod", "chown", "chgrp", "setfacl", "chattr"], test: perm_system, matches: &["chmod 777 /etc/passwd", "chown root /usr/local/bin/x", "chattr +i /etc/resolv.conf"], not_matches: &["chmod +x build.sh", "chmod 644 ~/notes.txt"]},

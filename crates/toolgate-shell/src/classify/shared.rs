@@ -321,6 +321,58 @@ fn raw_mutation(v: &View<'_>) -> Option<String> {
 
 /// `kill` of processes the command did not start: a literal pid or a looked-up one (`$!`,
 /// `%1` and the command's own jobs are its own).
+/// A server administration tool's command that changes the server (flushes, reloads,
+/// kills, shuts down, purges): everything but its read-only commands.
+fn server_admin(v: &View<'_>) -> Option<String> {
+    const READS: &[&str] = &[
+        "status",
+        "extended-status",
+        "processlist",
+        "variables",
+        "version",
+        "ping",
+        "list",
+        "show",
+        "help",
+    ];
+    const VALUED: &[&str] = &[
+        "-u",
+        "--user",
+        "-h",
+        "--host",
+        "-P",
+        "--port",
+        "-S",
+        "--socket",
+        "-c",
+        "--count",
+        "-i",
+        "--sleep",
+        "-w",
+        "--wait",
+        "-H",
+        "-V",
+        "--vhost",
+        "-U",
+        "--username",
+        "-N",
+        "--node",
+        "-c",
+        "--config",
+    ];
+    if v.args
+        .iter()
+        .any(|a| matches!(*a, "--help" | "-?" | "--version"))
+    {
+        return None;
+    }
+    let verb = crate::argv::operand_indices(&v.args, VALUED)
+        .first()
+        .map(|&i| v.args[i])?;
+    (!READS.contains(&verb.to_ascii_lowercase().as_str()))
+        .then(|| format!("`{} {verb}` changes the state of the server", v.program()))
+}
+
 fn kill_pid(v: &View<'_>) -> Option<String> {
     if v.program() == "fuser" {
         return (v.short('k') || v.long("--kill"))
@@ -377,6 +429,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule { id: "db.mutation", category: "shared_state", risk: Risk::High, programs: SERVER_CLIENTS, test: db_mutation, matches: &["psql -c 'UPDATE users SET admin = true'", "psql -h db -f migrate.sql", "mysql -e 'INSERT INTO t VALUES (1)' app", "mongosh app --eval 'db.users.updateMany({}, {$set: {a: 1}})'", "mysql app < dump.sql", "psql <<EOF\nALTER TABLE t ADD c int;\nEOF", "clickhouse-client -q 'TRUNCATE TABLE events'"], not_matches: &["psql -c 'select count(*) from users'", "mysql -e 'SHOW TABLES' app", "psql -c \"select * from t where name = 'delete'\"", "mongosh --eval 'db.users.countDocuments()'", "psql -l"]},
     Rule { id: "redis.mutation", category: "shared_state", risk: Risk::High, programs: &["redis-cli", "valkey-cli", "keydb-cli"], test: redis_mutation, matches: &["redis-cli -h cache DEL session:1", "redis-cli SET k v", "redis-cli CONFIG SET dir /tmp", "redis-cli --eval x.lua"], not_matches: &["redis-cli GET k", "redis-cli -h c -p 6379 KEYS '*'", "redis-cli INFO", "redis-cli --scan --pattern 'u:*'"]},
     Rule { id: "raw.mutation", category: "shared_state", risk: Risk::High, programs: &["nc", "ncat", "netcat", "socat", "telnet", "openssl"], test: raw_mutation, matches: &["printf 'FLUSHALL\\r\\n' | nc localhost 6379", "echo 'flush_all' | nc memcached 11211", "echo 'disable server backend/web1' | socat stdio /var/run/haproxy.sock", "nc redis 6379 <<EOF\nDEL k\nEOF"], not_matches: &["echo 'show stat' | socat stdio /var/run/haproxy.sock", "printf 'PING\\r\\n' | nc localhost 6379", "nc -z host 80"]},
+    Rule { id: "db.admin", category: "shared_state", risk: Risk::High, programs: &["mysqladmin", "mariadb-admin", "rabbitmqadmin"], test: server_admin, matches: &["mysqladmin flush-privileges", "mysqladmin -u root -h db shutdown", "mysqladmin --user=root flush-hosts", "rabbitmqadmin purge queue name=jobs"], not_matches: &["mysqladmin status", "mysqladmin -u root -h db ping", "rabbitmqadmin list queues", "mysqladmin --help"]},
     Rule { id: "proc.kill_pid", category: "process_kill", risk: Risk::High, programs: &["kill", "fuser"], test: kill_pid, matches: &["kill -9 1234", "kill -KILL 4242", "kill 1234", "kill -s TERM 99", "kill $(pgrep node)", "fuser -k 8080/tcp"], not_matches: &["kill %1", "sleep 9 & kill $!", "kill -0 1234", "kill -l", "fuser 8080/tcp", "pid=$!; kill $pid"]},
     Rule { id: "remote.exec", category: "remote_mutation", risk: Risk::High, programs: &[], test: remote_exec, matches: &["ssh web1 sudo systemctl restart nginx", "ssh prod 'rm -rf /var/www/app'", "ssh h 'cat >> .ssh/authorized_keys'"], not_matches: &["ssh web1 uptime", "ssh h 'df -h; free -m'", "ssh h"]},
 ];

@@ -119,8 +119,8 @@ pub(crate) fn unattended(v: &View<'_>, findings: &[(Finding, &'static str)]) -> 
         risk: Risk::Catastrophic,
         category: destructive.0.category.clone(),
         reason: format!(
-            "`{}` (rule destroy.unattended): `{flag}` skips the confirmation {} asks before this \
-             irreversible operation ({})",
+            "`{}` (rule destroy.unattended): `{flag}` removes {}'s own safety net (its \
+             confirmation, or its refusal) before this irreversible operation ({})",
             v.text(),
             v.program(),
             destructive.1

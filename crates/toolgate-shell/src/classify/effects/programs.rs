@@ -205,37 +205,42 @@ pub(super) fn fx_in_place(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Fi
 
 /// curl's uploads: `-T FILE`, `-d @FILE`, `-F name=@FILE` / `name=<FILE`. Output files (`-o`, `-O`) are in `writes::extra_writes`, in every spelling.
 pub(super) fn fx_curl(fx: &mut Effects, rec: &Rec, ctx: &Context, args: &[Field]) {
-    for (i, a) in args.iter().enumerate() {
-        let t = a.text.as_str();
-        let (name, attached) = match t.get(..2) {
-            Some(short @ ("-T" | "-d" | "-F")) if t.len() > 2 => (short, Some(&t[2..])),
-            _ => (t, None),
+    use crate::argv::Item;
+    for item in crate::grammars::CURL.parse(args, 0).items {
+        let (name, value) = match item {
+            Item::Short {
+                letter: 'T',
+                value: Some(v),
+                ..
+            } => ("upload-file", v),
+            Item::Short {
+                letter: 'd',
+                value: Some(v),
+                ..
+            } => ("data", v),
+            Item::Short {
+                letter: 'F',
+                value: Some(v),
+                ..
+            } => ("form", v),
+            Item::Long {
+                name,
+                value: Some(v),
+                ..
+            } => (name, v),
+            _ => continue,
         };
-        let value = || attached.or_else(|| args.get(i + 1).map(|f| f.text.as_str()));
-        let file = if matches!(name, "-T" | "--upload-file") {
-            value().map(str::to_owned)
-        } else if matches!(
-            name,
-            "-d" | "--data"
-                | "--data-binary"
-                | "--data-raw"
-                | "--data-urlencode"
-                | "-F"
-                | "--form"
-                | "--json"
-        ) {
-            value().and_then(|v| {
-                v.split_once('@')
-                    .or_else(|| {
-                        v.split_once('<')
-                            .filter(|_| matches!(name, "-F" | "--form"))
-                    })
-                    .map(|(_, p)| p.split(';').next().unwrap_or("").to_owned())
-            })
-        } else {
-            None
+        let v = value.text.as_str();
+        let file = match name {
+            "upload-file" => Some(v),
+            "data" | "data-ascii" | "data-binary" | "data-raw" | "data-urlencode" | "form"
+            | "json" => v
+                .split_once('@')
+                .or_else(|| v.split_once('<').filter(|_| name == "form"))
+                .map(|(_, p)| p.split(';').next().unwrap_or("")),
+            _ => None,
         };
-        if let Some(p) = file.filter(|p| !p.is_empty() && p != "-") {
+        if let Some(p) = file.filter(|p| !p.is_empty() && *p != "-") {
             let u = fx.add(rec, ctx, &Field::lit(p), Access::Read, false);
             u.upload = true;
         }
