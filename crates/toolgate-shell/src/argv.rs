@@ -183,6 +183,26 @@ pub(crate) fn command_start<W: Word>(words: &[W], from: usize, valued: &[&str]) 
     with_valued(valued, false, |g| g.parse(words, from).rest)
 }
 
+/// The values of `options` (spelled as for [`operand_indices`]) in every spelling: `-f FILE`,
+/// `-fFILE`, inside a bundle (`grep -rif FILE`), `--file=FILE`, `--file FILE`, `-execute X`.
+pub(crate) fn values_of<W: Word>(words: &[W], options: &[&str]) -> Vec<Field> {
+    with_valued(options, true, |g| {
+        g.parse(words, 0)
+            .items
+            .into_iter()
+            .filter_map(|item| match item {
+                Item::Short { value, .. } => value,
+                Item::Long { name, value, .. }
+                    if options.iter().any(|o| o.trim_start_matches('-') == name) =>
+                {
+                    value
+                }
+                _ => None,
+            })
+            .collect()
+    })
+}
+
 /// Runs `f` with the grammar whose valued options are `valued` (`-n`, `--lines`, `-chdir`).
 fn with_valued<R>(valued: &[&str], permute: bool, f: impl FnOnce(&Grammar<'_>) -> R) -> R {
     let short: String = valued

@@ -216,33 +216,18 @@ pub(super) fn searches_trees(prog: &str, args: &[Field]) -> Option<Tree> {
 /// kept: an exclusion (`rg -g '!x'`) is ignored and a glob with a `/` drops the limit, which
 /// can only make the walk wider than the program's.
 pub(super) fn name_filters(prog: &str, args: &[Field]) -> Vec<String> {
-    let (flags, attached): (&[&str], &[&str]) = match prog {
-        "grep" | "egrep" | "fgrep" => (&["--include"], &["--include="]),
-        "rg" => (&["-g", "--glob"], &["--glob=", "-g"]),
+    let options: &[&str] = match prog {
+        "grep" | "egrep" | "fgrep" => &["--include"],
+        "rg" => &["-g", "--glob"],
         _ => return Vec::new(),
     };
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let t = args[i].text.as_str();
-        if t == "--" {
-            break;
+    for v in crate::argv::values_of(args, options) {
+        match v.text.as_str() {
+            v if prog == "rg" && v.starts_with('!') => {}
+            v if v.is_empty() || v.contains('/') => return Vec::new(),
+            v => out.push(v.to_owned()),
         }
-        let value = if flags.contains(&t) {
-            i += 1;
-            args.get(i).map(|f| f.text.as_str())
-        } else {
-            attached
-                .iter()
-                .find_map(|p| t.strip_prefix(p).filter(|v| !v.is_empty()))
-        };
-        match value {
-            Some(v) if prog == "rg" && v.starts_with('!') => {}
-            Some(v) if v.is_empty() || v.contains('/') => return Vec::new(),
-            Some(v) => out.push(v.to_owned()),
-            None => {}
-        }
-        i += 1;
     }
     out
 }
