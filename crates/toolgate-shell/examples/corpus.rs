@@ -166,6 +166,7 @@ fn main() {
     let mut asks: Vec<(String, String, String)> = Vec::new();
     let mut server = (0usize, 0usize, 0usize, 0usize);
     let mut times: Vec<f64> = Vec::new();
+    let mut slowest: Vec<(f64, String)> = Vec::new();
     let mut ask_buckets: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen: HashSet<(String, String)> = HashSet::new();
     for r in &rows {
@@ -181,7 +182,13 @@ fn main() {
         }
         let t0 = Instant::now();
         let a = analyze(cmd, &ctx);
-        times.push(t0.elapsed().as_secs_f64() * 1e6);
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        times.push(us);
+        slowest.push((us, cmd.to_owned()));
+        if slowest.len() > 64 {
+            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+            slowest.truncate(3);
+        }
         let d = decision(&a);
         match exp {
             "server" | "not-server" => {
@@ -265,6 +272,11 @@ fn main() {
             times[times.len() * 95 / 100],
             times[times.len() - 1]
         );
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (us, cmd) in slowest.iter().take(3) {
+            let short: String = cmd.chars().take(80).collect();
+            println!("  slowest: {us:.0} µs  {short:?}");
+        }
     }
     println!("\n-- misses (block rows decided none): {}", misses.len());
     for (b, n) in &buckets {

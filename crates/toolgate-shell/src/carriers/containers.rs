@@ -196,12 +196,19 @@ pub(super) fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
     if o.mounts.is_empty() && !o.host_access {
         return;
     }
-    // The image, then its command.
+    // The image, then its command; a tool image's arguments go to the tool it runs.
+    let args = argv.get(parsed.rest + 1..).unwrap_or(&[]);
+    let tool = argv
+        .get(parsed.rest)
+        .and_then(|image| image_tool(&image.text))
+        .filter(|t| o.entrypoint.is_none() && args.first().is_none_or(|a| a.text != *t))
+        .map(Field::lit);
     let command: Vec<Field> = o
         .entrypoint
         .clone()
         .into_iter()
-        .chain(argv.get(parsed.rest + 1..).unwrap_or(&[]).iter().cloned())
+        .chain(tool)
+        .chain(args.iter().cloned())
         .collect();
     if command.is_empty() {
         return;
@@ -229,6 +236,30 @@ pub(super) fn container_run(argv: &[Field], out: &mut Vec<Carried>) {
         net: command.iter().any(|w| w.net),
         secret: command.iter().any(|w| w.secret),
     }));
+}
+
+/// The program a single-tool image runs with its arguments (`curlimages/curl -F …` runs
+/// `curl -F …`): the image's last path part, without tag or digest.
+fn image_tool(image: &str) -> Option<&'static str> {
+    const TOOLS: &[(&str, &str)] = &[
+        ("curl", "curl"),
+        ("wget", "wget"),
+        ("git", "git"),
+        ("rsync", "rsync"),
+        ("aws-cli", "aws"),
+        ("awscli", "aws"),
+        ("rclone", "rclone"),
+        ("httpie", "http"),
+        ("socat", "socat"),
+        ("netcat", "nc"),
+        ("ncat", "ncat"),
+        ("mc", "mc"),
+        ("s3cmd", "s3cmd"),
+        ("openssh-client", "ssh"),
+    ];
+    let name = image.rsplit('/').next()?;
+    let name = name.split(['@', ':']).next()?;
+    TOOLS.iter().find(|(img, _)| *img == name).map(|(_, t)| *t)
 }
 
 /// Whether a mount source is rooted at `$PWD` or `$HOME` (`-v "$PWD":/app`), which path
