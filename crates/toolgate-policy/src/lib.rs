@@ -99,7 +99,6 @@ pub mod modes;
 mod patterns;
 pub mod profiles;
 pub mod prompt;
-pub mod readonly;
 mod rules;
 pub mod settings;
 mod stage;

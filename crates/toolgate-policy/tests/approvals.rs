@@ -19,7 +19,13 @@ use toolgate_protocol::{
     Subject, Verdict,
 };
 
+/// The shell analyzer's facts, as the Bash tool delivers them (its read-only verdict
+/// included); the fallback split where the analyzer found no command.
 fn facts(cmd: &str) -> CallFacts {
+    let analysed = toolgate_shell::analyze(cmd, &toolgate_shell::Context::new("/p")).facts();
+    if !analysed.commands.is_empty() {
+        return analysed;
+    }
     CallFacts {
         commands: split_command(cmd)
             .commands

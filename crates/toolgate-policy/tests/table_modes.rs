@@ -505,8 +505,8 @@ auto ¦ allow:Bash(npx *) ¦ Bash npx jest ¦ - ¦ ask/default
 auto ¦ allow:Bash(npm run *) ¦ Bash npm run x ¦ - ¦ ask/default
 auto ¦ allow:Bash(npm run lint) ¦ Bash npm run lint ¦ - ¦ allow/rule
 auto ¦ allow:Bash(bash *) ¦ Bash bash x.sh ¦ - ¦ ask/default
-auto ¦ - ¦ Bash rm -rf /tmp/x ¦ - ¦ ask/risk
-dontAsk ¦ - ¦ Bash ls ¦ nofacts ¦ allow/mode
+auto ¦ - ¦ Bash rm -rf /tmp/x ¦ - ¦ ask/default
+dontAsk ¦ - ¦ Bash ls ¦ - ¦ allow/mode
 dontAsk ¦ - ¦ Bash ls ¦ opaque ¦ deny/mode
 "#;
 

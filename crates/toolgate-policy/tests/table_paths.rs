@@ -137,7 +137,7 @@ default ¦ allow:Bash(git *) ¦ Bash git config user.email a@b.example ¦ - ¦ a
 default ¦ allow:Bash(git *) ¦ Bash git config core.pager 'rm -rf ~' ¦ - ¦ deny/risk
 default ¦ allow:Bash(git *) ¦ Bash git clone -c core.fsmonitor='rm -rf ~' https://x.example/r.git d ¦ - ¦ deny/risk
 default ¦ allow:Bash(git *) ¦ Bash git clone --template=./t https://x.example/r.git d ¦ - ¦ ask/risk
-default ¦ allow:Bash(git *) ¦ Bash git config --get user.name ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git config --get user.name ¦ - ¦ allow/mode
 default ¦ deny:Edit(./conf/**); allow:Bash(sort *) ¦ Bash sort -uo conf/x f ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(uniq *) ¦ Bash uniq f conf/x ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(tar *) ¦ Bash tar -xf a.tar conf/x ¦ - ¦ deny/rule
@@ -168,7 +168,7 @@ default ¦ - ¦ Read /shared/x ¦ roots=/p,/shared ¦ allow/mode
 acceptEdits ¦ - ¦ Edit /shared/x ¦ roots=/p,/shared ¦ allow/mode
 acceptEdits ¦ - ¦ Edit /sharedx/y ¦ roots=/p,/shared ¦ ask/default
 acceptEdits ¦ - ¦ Bash rm -rf build ¦ - ¦ allow/mode
-acceptEdits ¦ - ¦ Bash rm -rf /tmp/x ¦ - ¦ ask/risk
+acceptEdits ¦ - ¦ Bash rm -rf /tmp/x ¦ - ¦ ask/default
 acceptEdits ¦ - ¦ Bash mkdir -p a/b && touch a/b/c ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash mv a b && cp b c && sed -i s/x/y/ c ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash timeout 5 rm x ¦ - ¦ allow/mode

@@ -16,6 +16,11 @@ pub(crate) fn classes(path: &Path, ctx: &Context) -> Classes {
     toolgate_protocol::paths::classify(path, &roots, ctx.home.as_deref())
 }
 
+/// The kind of credentials `path` is, per the path-class table (`ssh key`, `dotenv`).
+pub(crate) fn secret_kind(path: &Path, ctx: &Context) -> Option<&'static str> {
+    classes(path, ctx).secret.map(|e| e.kind)
+}
+
 /// System locations where writes or permission changes affect the whole machine.
 const SYSTEM_PREFIXES: &[&str] = &[
     "/etc",

@@ -12,7 +12,6 @@ use toolgate_protocol::{Access, Beneath};
 
 use super::subcommand::{FIND_ACTIONS, NEVER_PREFIX_ALLOWED, Subcommand};
 use super::{PathFamily, Rule, RuleKind, Spec, ToolPat};
-use crate::readonly::is_read_only;
 use crate::view::{Family, PathEntry, View};
 
 mod room;
@@ -534,7 +533,7 @@ pub(crate) fn allow_cover<'r>(
     }
     if view.family == Family::Bash {
         for (si, sub) in view.subs.iter().enumerate() {
-            if sub.allow_blocked.is_none() && is_read_only(&sub.allow_argv) {
+            if sub.allow_blocked.is_none() && sub.read_only {
                 cover.read_only.push(si);
                 continue;
             }

@@ -131,8 +131,37 @@ fn analyze_command(command: &str, session: &Session, config: &ShellConfig) -> An
         roots: session.workspace().roots().map(Path::to_path_buf).collect(),
         home: home_dir(config),
         ..Context::default()
-    };
+    }
+    .with_sources(read_sourced_file);
     toolgate_shell::analyze(command, &ctx)
+}
+
+/// Largest sourced script the analyzer reads (`. ./env/dev.sh`); a bigger one is not walked
+/// (its variables are then untrusted). The analyzer's own value budget is the same.
+pub const MAX_SOURCED_BYTES: u64 = toolgate_shell::limits::MAX_VALUE_BYTES as u64;
+
+/// Reads a workspace file a command sources, for the analyzer to walk
+/// ([`toolgate_shell::Context::with_sources`]; it asks only for paths inside the roots): a
+/// regular file of at most [`MAX_SOURCED_BYTES`], never a credentials file (`source .env`
+/// is then not walked, so its values stay out of the analysis).
+pub fn read_sourced_file(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let no_roots: &[&Path] = &[];
+    if toolgate_protocol::paths::classify(path, no_roots, None)
+        .secret
+        .is_some()
+    {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_SOURCED_BYTES + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= MAX_SOURCED_BYTES).then_some(text)
 }
 
 #[async_trait]

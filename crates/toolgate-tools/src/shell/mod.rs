@@ -56,7 +56,7 @@ use std::sync::Arc;
 
 use toolgate_core::{RegistryBuilder, Tool};
 
-pub use bash::{BashInput, BashTool};
+pub use bash::{BashInput, BashTool, MAX_SOURCED_BYTES, read_sourced_file};
 pub use config::*;
 pub use task_tools::{
     BashOutputInput, BashOutputTool, KillShellInput, KillShellTool, TaskOutputInput,

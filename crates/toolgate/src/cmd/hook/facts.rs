@@ -112,7 +112,9 @@ pub(super) fn event(tool: &str, input: &Value, place: &Place) -> Result<Event, S
 
 /// The shell analyzer on `command` where the call happens.
 fn analyze(command: &str, place: &Place) -> Analysis {
-    let mut ctx = Context::new(place.cwd.clone()).with_root(place.project.clone());
+    let mut ctx = Context::new(place.cwd.clone())
+        .with_root(place.project.clone())
+        .with_sources(toolgate_tools::shell::read_sourced_file);
     if !place.cwd.starts_with(&place.project) {
         ctx = ctx.with_root(place.cwd.clone());
     }
