@@ -175,7 +175,11 @@ pub(crate) fn holds_secrets(path: &Path, ctx: &Context) -> bool {
     });
     let whole =
         home == Some(path) || matches!(path.to_str(), Some("/" | "/etc" | "/root" | "/home"));
-    (home_dot_dir && PROBES.iter().any(|p| secret_kind(&path.join(p), ctx).is_some())) || whole
+    (home_dot_dir
+        && PROBES
+            .iter()
+            .any(|p| secret_kind(&path.join(p), ctx).is_some()))
+        || whole
 }
 
 /// The secret kind of a file a glob pattern's last component can match, when the pattern
