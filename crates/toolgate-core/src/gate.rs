@@ -13,6 +13,7 @@ use toolgate_protocol::{
     StageRecord, StageStatus, ToolCall, ToolOutput, ToolSpec, Verdict,
 };
 
+use crate::delegate::{GateHandle, Lineage};
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
 use crate::sandbox::{NoSandbox, SandboxStage};
 use crate::session::{Session, SessionOptions, Workspace};
@@ -67,10 +68,10 @@ impl Default for Limits {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     registry: Registry,
     policy: Arc<dyn PolicyStage>,
-    prompter: Arc<dyn Prompter>,
+    pub(crate) prompter: Arc<dyn Prompter>,
     hooks: Arc<dyn HookStage>,
     constraints: Arc<dyn ConstraintStage>,
     sandbox: Arc<dyn SandboxStage>,
@@ -227,6 +228,7 @@ impl GateBuilder {
             session: Arc::new(Session::new(workspace, self.session)),
             view,
             view_options,
+            lineage: None,
         })
     }
 }
@@ -237,10 +239,13 @@ impl GateBuilder {
 /// session, [`Gate::new_session`] starts another one.
 #[derive(Clone)]
 pub struct Gate {
-    shared: Arc<Shared>,
-    session: Arc<Session>,
-    view: View,
-    view_options: ViewOptions,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) session: Arc<Session>,
+    pub(crate) view: View,
+    pub(crate) view_options: ViewOptions,
+    /// Set for a sub-agent's gate and for calls made on behalf of another call
+    /// ([`crate::delegate`]).
+    pub(crate) lineage: Option<Arc<Lineage>>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -287,6 +292,7 @@ impl Gate {
             session: Arc::new(Session::new(self.session.workspace().clone(), options)),
             view,
             view_options,
+            lineage: None,
         })
     }
 
@@ -303,7 +309,7 @@ impl Gate {
         call: ToolCall,
         cancel: CancellationToken,
     ) -> CallResult {
-        let mut flight = Flight::new(&self.shared, &self.session, &call);
+        let mut flight = Flight::new(self, &call);
         let (call_id, tool) = (call.id.clone(), call.name.clone());
         // A tool's own panic is caught around its run (`run_tool`); this catches one in any
         // other stage, so the caller still gets an answer and the record says what happened
@@ -342,7 +348,7 @@ impl Gate {
     /// JSONL line, an undecodable MCP request), so the audit log still has one record per
     /// request.
     pub fn reject(&self, call: ToolCall, error: CallError) -> CallResult {
-        let mut flight = Flight::new(&self.shared, &self.session, &call);
+        let mut flight = Flight::new(self, &call);
         flight.stage(
             error.stage,
             StageStatus::Fail,
@@ -404,6 +410,7 @@ impl Gate {
             timeout,
             room: None,
             read_filter: self.shared.policy.read_filter(),
+            gate: GateHandle::new(self.clone(), call_id),
         }
     }
 
@@ -628,7 +635,9 @@ impl Gate {
 
         // 9 execute
         let exec_started = Instant::now();
+        let mode_before = self.session.mode();
         let outcome = run_tool(&entry, prepared, ctx.clone(), &cancel, timeout).await;
+        flight.record.mode_change = crate::delegate::mode_change(mode_before, &self.session);
         let exec_ms = exec_started.elapsed().as_millis() as u64;
         let outcome = outcome.map_err(|e| {
             let mut err = CallError::new(e.code(), Stage::Execute, e.to_string());
@@ -944,10 +953,11 @@ struct Flight {
 }
 
 impl Flight {
-    fn new(shared: &Arc<Shared>, session: &Session, call: &ToolCall) -> Self {
-        let record = Self::record_for(session, call, shared.audit.redact(&call.input));
+    fn new(gate: &Gate, call: &ToolCall) -> Self {
+        let mut record = Self::record_for(&gate.session, call, gate.shared.audit.redact(&call.input));
+        record.parent_call_id = gate.lineage.as_ref().map(|l| l.parent_call_id.clone());
         Self {
-            audit: Arc::clone(&shared.audit),
+            audit: Arc::clone(&gate.shared.audit),
             record,
             started: Instant::now(),
             done: false,
@@ -962,6 +972,7 @@ impl Flight {
             session_id: session.id().to_owned(),
             call_id: call.id.clone(),
             client: session.client().map(str::to_owned),
+            parent_call_id: None,
             tool: call.name.clone(),
             input,
             stages: Vec::new(),
@@ -972,6 +983,7 @@ impl Flight {
             duration_us: 0,
             input_bytes: 0,
             output_bytes: 0,
+            mode_change: None,
         }
     }
 

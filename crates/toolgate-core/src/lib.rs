@@ -63,8 +63,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod asking;
 pub mod audit;
 pub mod child;
+pub mod delegate;
 mod gate;
 pub mod outputs;
 pub mod registry;
@@ -80,6 +82,7 @@ pub use gate::{
 };
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
+pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
 pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};
