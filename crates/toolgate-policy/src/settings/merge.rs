@@ -292,6 +292,19 @@ pub(crate) fn merge(
                     });
                 }
             }
+            if let Some(c) = tg.agent {
+                if gated {
+                    s.warnings
+                        .push(format!("{label}: toolgate.agent {UNTRUSTED_NOTE}"));
+                } else if s.agent.is_none() {
+                    s.agent = Some(Sourced {
+                        value: c,
+                        source: idx,
+                        active: true,
+                        note: None,
+                    });
+                }
+            }
             if let Some(f) = tg.risk_floor {
                 if kind == SourceKind::Managed {
                     if f.catastrophic == FloorAction::Ask && s.catastrophic_ask.is_none() {
