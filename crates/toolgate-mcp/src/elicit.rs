@@ -42,6 +42,9 @@ const MAX_SUMMARY_CHARS: usize = 2_000;
 tokio::task_local! {
     /// How the call in progress may ask its client.
     static ASKER: Asker;
+    /// The calling client on a legacy-era request, which may be sent server-to-client
+    /// requests (sampling for sub-agents) whether or not it can be asked questions.
+    static CLIENT: Option<Peer<RoleServer>>;
 }
 
 /// How a request's client can be asked.
@@ -122,8 +125,14 @@ impl Round {
 }
 
 /// Runs `call` with `asker` reachable by [`ElicitingPrompter`].
-pub(crate) async fn with_asker<F: Future>(asker: Asker, call: F) -> F::Output {
-    ASKER.scope(asker, call).await
+/// `client` is the calling client when server-to-client requests to it are allowed
+/// (legacy eras), for sampling.
+pub(crate) async fn with_asker<F: Future>(
+    asker: Asker,
+    client: Option<Peer<RoleServer>>,
+    call: F,
+) -> F::Output {
+    CLIENT.scope(client, ASKER.scope(asker, call)).await
 }
 
 /// Whether the request's client declared form elicitation: in its `initialize` (legacy) or
@@ -359,8 +368,7 @@ impl PolicyPrompter for ElicitingPrompter {
     }
 
     async fn sample(&self, request: &SampleRequest) -> Result<Value, SampleError> {
-        let asker = ASKER.try_with(Clone::clone).unwrap_or(Asker::Nobody);
-        let Asker::Request(peer) = asker else {
+        let Some(peer) = CLIENT.try_with(Clone::clone).ok().flatten() else {
             // 2026-07-28 forbids server-to-client requests, and one sub-agent turn per
             // input_required round trip is not offered: the configured prompter decides.
             return self.fallback.sample(request).await;
