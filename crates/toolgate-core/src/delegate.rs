@@ -153,8 +153,16 @@ impl GateHandle {
                 }
             },
         );
+        // A session opened from the child later (`Gate::new_session`) rebuilds its view from
+        // these options: they name exactly the child's tools, so it stays as narrow.
         let mut view_options = parent.view_options.clone();
         view_options.mode = mode;
+        view_options.allow_only = Some(
+            view.entries()
+                .iter()
+                .map(|e| e.spec().name.clone())
+                .collect(),
+        );
         let session = Session::with_cancellation(
             parent.session.workspace().clone(),
             SessionOptions {

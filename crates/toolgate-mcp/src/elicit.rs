@@ -637,6 +637,63 @@ mod tests {
     }
 
     #[test]
+    fn questions_become_one_form_and_its_answers_are_checked() {
+        use toolgate_core::asking::{Question, QuestionOption};
+        let opts = || {
+            vec![
+                QuestionOption {
+                    label: "Postgres".into(),
+                    description: "server".into(),
+                },
+                QuestionOption {
+                    label: "SQLite".into(),
+                    description: String::new(),
+                },
+            ]
+        };
+        let form = QuestionForm {
+            title: "The agent asks".into(),
+            questions: vec![
+                Question {
+                    question: "Which DB?".into(),
+                    header: "DB".into(),
+                    options: opts(),
+                    multi_select: false,
+                },
+                Question {
+                    question: "Which caches?".into(),
+                    header: String::new(),
+                    options: opts(),
+                    multi_select: true,
+                },
+            ],
+        };
+        let params = ElicitingPrompter::question_params(&form).unwrap();
+        let shown = serde_json::to_value(&params).unwrap();
+        assert!(shown["message"].as_str().unwrap().contains("2. Which caches?"));
+        let props = &shown["requestedSchema"]["properties"];
+        assert_eq!(props["answer_1"]["oneOf"][0]["const"], "Postgres");
+        assert_eq!(props["answer_2"]["type"], "array");
+        let accept = |content: Value| ElicitResult {
+            action: ElicitationAction::Accept,
+            content: Some(content),
+            meta: None,
+        };
+        let got = ElicitingPrompter::question_answers(
+            &form,
+            &accept(json!({"answer_1": "SQLite", "answer_2": ["Postgres", "SQLite"]})),
+        )
+        .unwrap();
+        assert_eq!(got[1].selected.len(), 2);
+        for bad in [
+            json!({"answer_1": "Oracle", "answer_2": ["SQLite"]}),
+            json!({"answer_1": "SQLite"}),
+        ] {
+            assert!(ElicitingPrompter::question_answers(&form, &accept(bad)).is_err());
+        }
+    }
+
+    #[test]
     fn the_form_offers_allow_always_only_with_rules() {
         let with = Offer {
             rules: Ok(vec!["Bash(make)".into()]),

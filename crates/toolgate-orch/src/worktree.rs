@@ -211,6 +211,20 @@ impl TypedTool for EnterWorktreeTool {
                 ))
             })?;
         let repo = PathBuf::from(repo.trim());
+        // `git worktree add` writes the branch and its administrative entry into the
+        // repository's git directory: both must be inside the roots too.
+        let common = git(&repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])
+            .await
+            .map_err(ToolError::Failed)?;
+        for dir in [repo.clone(), PathBuf::from(common.trim())] {
+            let real = dir.canonicalize().unwrap_or(dir);
+            if !session.workspace().contains(&real) {
+                return Err(ToolError::InvalidRequest(format!(
+                    "the repository's {} is outside the workspace roots, and a worktree writes there; open the repository itself as the workspace (or add it with --add-dir)",
+                    real.display()
+                )));
+            }
+        }
         let name = match input.name {
             Some(n) => n,
             None => fresh_name(),
@@ -234,6 +248,20 @@ impl TypedTool for EnterWorktreeTool {
         if git(&repo, &["rev-parse", "--verify", "--quiet", &ref_name]).await.is_ok() {
             return Err(ToolError::InvalidRequest(format!(
                 "the branch `{branch}` exists already; pick another worktree name"
+            )));
+        }
+        // The deepest folder that exists must resolve inside the roots before anything is
+        // made below it (a `.claude` that is a symlink would carry the new folders out).
+        let mut existing = base.clone();
+        while std::fs::symlink_metadata(&existing).is_err() && existing.pop() {}
+        let real_existing = existing.canonicalize().map_err(|e| {
+            ToolError::Failed(format!("could not resolve {}: {e}", existing.display()))
+        })?;
+        if !session.workspace().contains(&real_existing) {
+            return Err(ToolError::InvalidRequest(format!(
+                "{} resolves to {}, outside the workspace roots",
+                existing.display(),
+                real_existing.display()
             )));
         }
         let made = make_dirs(&base).map_err(|e| {

@@ -182,3 +182,53 @@ fn read_questions(io: &mut Io, form: &QuestionForm) -> Result<Vec<QuestionAnswer
     }
     Ok(answers)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::asking::{Question, QuestionOption};
+
+    fn form() -> QuestionForm {
+        let q = |text: &str, multi: bool| Question {
+            question: text.into(),
+            header: String::new(),
+            options: vec![
+                QuestionOption {
+                    label: "Postgres".into(),
+                    description: "server".into(),
+                },
+                QuestionOption {
+                    label: "SQLite".into(),
+                    description: String::new(),
+                },
+            ],
+            multi_select: multi,
+        };
+        QuestionForm {
+            title: "The agent asks".into(),
+            questions: vec![q("Which DB?", false), q("Which caches?", true)],
+        }
+    }
+
+    fn ask(typed: &str) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        let mut io: Io = (
+            Box::new(std::io::Cursor::new(typed.as_bytes().to_vec())),
+            Box::new(Vec::new()),
+        );
+        read_questions(&mut io, &form())
+    }
+
+    #[test]
+    fn the_terminal_reads_numbers_words_and_refusals() {
+        let got = ask("2\n1, 2\n").unwrap();
+        assert_eq!(got[0].selected, vec!["SQLite"]);
+        assert_eq!(got[1].selected, vec!["Postgres", "SQLite"]);
+        let got = ask("use MySQL\n1\n").unwrap();
+        assert_eq!(got[0].other.as_deref(), Some("use MySQL"));
+        // Two picks on a single-choice question are asked again, then the answer counts.
+        let got = ask("1,2\n2\n1\n").unwrap();
+        assert_eq!(got[0].selected, vec!["SQLite"]);
+        assert_eq!(ask("q\n"), Err(Unanswered::Dismissed));
+        assert_eq!(ask(""), Err(Unanswered::Dismissed));
+    }
+}

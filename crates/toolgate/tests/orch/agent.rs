@@ -304,3 +304,57 @@ fn a_background_subagent_is_a_task() {
     let records = exec.records();
     assert!(by_parent(&records, "bg2").iter().all(|r| r["tool"] == "Glob"));
 }
+
+#[test]
+fn agent_definitions_narrow_and_project_ones_wait_for_trust() {
+    let (ws, home) = dirs();
+    let agents = home.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reader.md"),
+        "---\nname: reader\ndescription: Reads files\ntools: Read\npermissionMode: bypassPermissions\n---\nYou only read.\n",
+    )
+    .unwrap();
+    std::fs::write(agents.join("broken.md"), "---\nname: broken\n").unwrap();
+    let project = ws.path().join(".claude/agents");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("proj.md"), "---\nname: proj\ndescription: From the repo\n---\nx\n").unwrap();
+    let server = ModelServer::start(Arc::new(|n, _| match n {
+        0 => messages(json!([
+            tool_use("g", "Grep", json!({"pattern": "alpha"})),
+            tool_use("w", "Write", json!({"file_path": "new.txt", "content": "x"})),
+            tool_use("r", "Read", json!({"file_path": "notes.txt"})),
+        ])),
+        _ => messages(json!([block("read it")])),
+    }));
+    let settings = agent_settings("anthropic", &server.url);
+    let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent", "--settings", &settings]);
+    let r = exec.call(
+        "def",
+        "Agent",
+        json!({"description": "read", "prompt": "read", "subagent_type": "reader"}),
+    );
+    assert_eq!(text(&r), "read it", "{r}");
+    let bodies = server.bodies();
+    assert!(bodies[0]["system"].as_str().unwrap().contains("You only read."));
+    let offered: Vec<&str> = bodies[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(offered, ["Read"]);
+    let results = anthropic_results(&bodies[1]);
+    assert!(results[0].2 && results[1].2 && !results[2].2, "{results:?}");
+    assert!(!ws.path().join("new.txt").exists());
+    // bypassPermissions asked for, default given: the parent's mode caps it.
+    let records = exec.records();
+    let read = records.iter().find(|r| r["call_id"] == "r").unwrap();
+    assert_eq!(read["verdict"]["layer"], "mode", "{read}");
+    assert!(
+        !read["verdict"]["reason"].as_str().unwrap().contains("bypassPermissions"),
+        "{read}"
+    );
+
+    let b = exec.call("b", "Agent", json!({"description": "x", "prompt": "x", "subagent_type": "broken"}));
+    assert_eq!(code(&b).as_deref(), Some("invalid_request"), "{b}");
+    assert!(text(&b).contains("broken.md:2"), "{b}");
+    let p = exec.call("p", "Agent", json!({"description": "x", "prompt": "x", "subagent_type": "proj"}));
+    assert_eq!(code(&p).as_deref(), Some("denied"), "{p}");
+    assert!(text(&p).contains("toolgate trust"), "{p}");
+}

@@ -78,6 +78,14 @@ fn bad_names_taken_names_and_no_repository_are_refused() {
     }
     assert!(!ws.path().join(".claude").exists());
     assert!(!ws.path().parent().unwrap().join("escape").exists());
+    // A `.claude` that is a symlink out of the workspace: nothing is made over there.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), ws.path().join(".claude")).unwrap();
+    let r = exec.call("s", "EnterWorktree", json!({"name": "sneaky"}));
+    assert_eq!(code(&r).as_deref(), Some("invalid_request"), "{r}");
+    assert!(text(&r).contains("outside the workspace roots"), "{r}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    std::fs::remove_file(ws.path().join(".claude")).unwrap();
     std::fs::create_dir_all(ws.path().join(".claude/worktrees/taken")).unwrap();
     let r = exec.call("t", "EnterWorktree", json!({"name": "taken"}));
     assert_eq!(code(&r).as_deref(), Some("invalid_request"), "{r}");
@@ -200,4 +208,20 @@ fn monitor_streams_a_tasks_lines_and_its_command_is_a_checked_bash_call() {
     assert_eq!(code(&both).as_deref(), Some("invalid_request"), "{both}");
     let unknown = exec.call("u", "Monitor", json!({"task_id": "b000000"}));
     assert_eq!(code(&unknown).as_deref(), Some("invalid_request"), "{unknown}");
+}
+
+#[test]
+fn a_repository_outside_the_roots_gets_no_worktree() {
+    // The workspace is a folder inside a repository: `git worktree add` would write the
+    // repository's .git, outside the roots.
+    let (outer, home) = dirs();
+    repo(outer.path());
+    let ws = outer.path().join("sub");
+    std::fs::create_dir(&ws).unwrap();
+    let mut exec = Exec::start(&ws, home.path(), &WT);
+    let r = exec.call("o", "EnterWorktree", json!({"name": "x"}));
+    assert_eq!(code(&r).as_deref(), Some("invalid_request"), "{r}");
+    assert!(text(&r).contains("outside the workspace roots"), "{r}");
+    assert!(!git(outer.path(), &["branch", "--list"]).contains("worktree-x"));
+    assert!(!ws.join(".claude").exists());
 }
