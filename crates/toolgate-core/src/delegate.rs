@@ -105,8 +105,7 @@ impl GateHandle {
         if self.depth() > 0 {
             // A sub-agent's questions would reach a user who never saw its conversation.
             return Err(Unanswered::NoUser(
-                "sub-agents cannot ask the user; return the question in your final answer"
-                    .into(),
+                "sub-agents cannot ask the user; return the question in your final answer".into(),
             ));
         }
         self.gate.shared.prompter.ask_user(form).await
@@ -130,7 +129,11 @@ impl GateHandle {
 
     /// A gate for a sub-agent of this call (module docs). Its session ends when `ends`
     /// is cancelled; end it sooner with [`Session::end`].
-    pub fn child(&self, options: ChildOptions, ends: CancellationToken) -> Result<Gate, ChildError> {
+    pub fn child(
+        &self,
+        options: ChildOptions,
+        ends: CancellationToken,
+    ) -> Result<Gate, ChildError> {
         let depth = self.depth();
         if depth >= MAX_AGENT_DEPTH {
             return Err(ChildError::TooDeep(depth));
@@ -147,7 +150,9 @@ impl GateHandle {
             },
             |name| {
                 if exclude.iter().any(|e| e == name) {
-                    format!("`{name}` acts on the parent session and is not available to sub-agents")
+                    format!(
+                        "`{name}` acts on the parent session and is not available to sub-agents"
+                    )
                 } else {
                     format!("`{name}` is not among this sub-agent's tools")
                 }

@@ -954,7 +954,8 @@ struct Flight {
 
 impl Flight {
     fn new(gate: &Gate, call: &ToolCall) -> Self {
-        let mut record = Self::record_for(&gate.session, call, gate.shared.audit.redact(&call.input));
+        let mut record =
+            Self::record_for(&gate.session, call, gate.shared.audit.redact(&call.input));
         record.parent_call_id = gate.lineage.as_ref().map(|l| l.parent_call_id.clone());
         Self {
             audit: Arc::clone(&gate.shared.audit),

@@ -77,12 +77,12 @@ mod shape;
 pub mod stages;
 mod tool;
 
+pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
-pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
 pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};

@@ -420,11 +420,7 @@ impl View {
     /// This view with fewer tools: those `keep` refuses are hidden, with `reason(name)` as
     /// what a call to one is told. Built from this view's own entries, so the result can
     /// never hold a tool this view lacks (a sub-agent's tools, a skill's).
-    pub fn narrowed(
-        &self,
-        keep: impl Fn(&str) -> bool,
-        reason: impl Fn(&str) -> String,
-    ) -> View {
+    pub fn narrowed(&self, keep: impl Fn(&str) -> bool, reason: impl Fn(&str) -> String) -> View {
         let mut hidden = (*self.hidden).clone();
         let mut visible = Vec::new();
         for entry in self.visible.iter() {

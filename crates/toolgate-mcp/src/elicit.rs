@@ -387,8 +387,9 @@ impl PolicyPrompter for ElicitingPrompter {
 // Sampling is deprecated for 2026-07-28 (SEP-2577); the clients this serves still define it.
 #[allow(deprecated)]
 async fn create_message(peer: &Peer<RoleServer>, request: &Value) -> Result<Value, SampleError> {
-    let params: rmcp::model::CreateMessageRequestParams = serde_json::from_value(request.clone())
-        .map_err(|e| SampleError::Failed(format!("the sampling request is malformed: {e}")))?;
+    let params: rmcp::model::CreateMessageRequestParams =
+        serde_json::from_value(request.clone())
+            .map_err(|e| SampleError::Failed(format!("the sampling request is malformed: {e}")))?;
     let sent = tokio::time::timeout(SAMPLING_TIMEOUT, peer.create_message(params)).await;
     match sent {
         Err(_) => Err(SampleError::Failed(format!(
@@ -447,7 +448,9 @@ impl ElicitingPrompter {
         }
         let schema = json!({"type": "object", "properties": properties});
         let Value::Object(schema) = schema else {
-            return Err(Unanswered::Failed("the question form could not be built".into()));
+            return Err(Unanswered::Failed(
+                "the question form could not be built".into(),
+            ));
         };
         let requested_schema = ElicitationSchema::from_json_schema(schema)
             .map_err(|e| Unanswered::Failed(format!("the question form is invalid ({e})")))?;
@@ -484,8 +487,7 @@ impl ElicitingPrompter {
                         .collect(),
                     _ => Vec::new(),
                 };
-                let other = field(format!("other_{n}"))
-                    .and_then(|v| v.as_str().map(str::to_owned));
+                let other = field(format!("other_{n}")).and_then(|v| v.as_str().map(str::to_owned));
                 toolgate_policy::prompt::questions::check(q, selected, other)
             })
             .collect()
@@ -670,15 +672,17 @@ mod tests {
         };
         let params = ElicitingPrompter::question_params(&form).unwrap();
         let shown = serde_json::to_value(&params).unwrap();
-        assert!(shown["message"].as_str().unwrap().contains("2. Which caches?"));
+        assert!(
+            shown["message"]
+                .as_str()
+                .unwrap()
+                .contains("2. Which caches?")
+        );
         let props = &shown["requestedSchema"]["properties"];
         assert_eq!(props["answer_1"]["oneOf"][0]["const"], "Postgres");
         assert_eq!(props["answer_2"]["type"], "array");
-        let accept = |content: Value| ElicitResult {
-            action: ElicitationAction::Accept,
-            content: Some(content),
-            meta: None,
-        };
+        let accept =
+            |content: Value| ElicitResult::new(ElicitationAction::Accept).with_content(content);
         let got = ElicitingPrompter::question_answers(
             &form,
             &accept(json!({"answer_1": "SQLite", "answer_2": ["Postgres", "SQLite"]})),

@@ -106,7 +106,10 @@ impl TypedTool for AskUserQuestionTool {
 
     fn validate(&self, input: &mut AskInput, _ctx: &ToolContext) -> Result<(), ToolError> {
         for (i, q) in input.questions.iter().enumerate() {
-            if input.questions[..i].iter().any(|p| p.question == q.question) {
+            if input.questions[..i]
+                .iter()
+                .any(|p| p.question == q.question)
+            {
                 return Err(ToolError::InvalidRequest(format!(
                     "the question \"{}\" is asked twice; ask each question once",
                     q.question
@@ -173,9 +176,9 @@ pub(crate) fn unanswered(e: Unanswered, what: &str) -> ToolError {
         Unanswered::Dismissed => ToolError::Denied(format!(
             "The user dismissed the question without choosing (they did not {what}). Do not assume an answer."
         )),
-        Unanswered::Awaiting => {
-            ToolError::InputRequired("waiting for the user's answer, asked through the client".into())
-        }
+        Unanswered::Awaiting => ToolError::InputRequired(
+            "waiting for the user's answer, asked through the client".into(),
+        ),
         Unanswered::Failed(why) => ToolError::Failed(format!(
             "The question could not be put to the user ({why}); nobody answered."
         )),

@@ -118,13 +118,14 @@ pub fn parse(text: &str) -> Result<Document, (usize, String)> {
             ));
         }
         let Some((key, rest)) = line.split_once(':') else {
-            return Err((
-                lineno,
-                format!("`{}` is not `key: value`", line.trim()),
-            ));
+            return Err((lineno, format!("`{}` is not `key: value`", line.trim())));
         };
         let key = key.trim();
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
             return Err((lineno, format!("`{key}` is not a valid key")));
         }
         let rest = rest.trim();
@@ -137,7 +138,10 @@ pub fn parse(text: &str) -> Result<Document, (usize, String)> {
                 if item.is_empty() {
                     continue;
                 }
-                let Some(item) = item.strip_prefix("- ").or_else(|| (item == "-").then_some("")) else {
+                let Some(item) = item
+                    .strip_prefix("- ")
+                    .or_else(|| (item == "-").then_some(""))
+                else {
                     return Err((i, format!("`{item}` is not a list item (`- value`)")));
                 };
                 items.push(scalar(item.trim()).map_err(|m| (i, m))?);
@@ -157,7 +161,10 @@ pub fn parse(text: &str) -> Result<Document, (usize, String)> {
             Value::Text(block.join(sep).trim().to_owned())
         } else if let Some(inner) = rest.strip_prefix('[') {
             let Some(inner) = inner.strip_suffix(']') else {
-                return Err((lineno, format!("the list of `{key}` is not closed with `]`")));
+                return Err((
+                    lineno,
+                    format!("the list of `{key}` is not closed with `]`"),
+                ));
             };
             Value::List(
                 split_commas(inner)
@@ -240,12 +247,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc.fields["name"], Value::Text("pdf".into()));
-        assert_eq!(doc.fields["description"].text(), "Fill PDF forms: the fields");
+        assert_eq!(
+            doc.fields["description"].text(),
+            "Fill PDF forms: the fields"
+        );
         assert_eq!(
             doc.fields["allowed-tools"].items(),
             vec!["Read", "Bash(python3 fill.py:*)", "Grep"]
         );
-        assert_eq!(doc.fields["list"], Value::List(vec!["a".into(), "b c".into()]));
+        assert_eq!(
+            doc.fields["list"],
+            Value::List(vec!["a".into(), "b c".into()])
+        );
         assert_eq!(doc.fields["inline"].items(), vec!["x", "y"]);
         assert_eq!(doc.fields["long"].text(), "one two");
         assert_eq!(doc.body, "# Body\ntext");

@@ -96,7 +96,11 @@ fn exit_modes(ceiling: Option<PermissionMode>) -> Vec<(PermissionMode, &'static 
     ] {
         let m = mode.at_most(ceiling);
         if m != PermissionMode::Plan && !out.iter().any(|(o, _)| *o == m) {
-            let label = if m == mode { label } else { "Yes, back to the previous mode" };
+            let label = if m == mode {
+                label
+            } else {
+                "Yes, back to the previous mode"
+            };
             out.push((m, label));
         }
     }
@@ -297,13 +301,24 @@ mod tests {
 
     #[test]
     fn leaving_plan_mode_never_passes_where_the_session_stood() {
-        let all = |c| exit_modes(c).into_iter().map(|(m, _)| m).collect::<Vec<_>>();
+        let all = |c| {
+            exit_modes(c)
+                .into_iter()
+                .map(|(m, _)| m)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
             all(None),
             vec![PermissionMode::AcceptEdits, PermissionMode::Default]
         );
-        assert_eq!(all(Some(PermissionMode::Default)), vec![PermissionMode::Default]);
-        assert_eq!(all(Some(PermissionMode::DontAsk)), vec![PermissionMode::DontAsk]);
+        assert_eq!(
+            all(Some(PermissionMode::Default)),
+            vec![PermissionMode::Default]
+        );
+        assert_eq!(
+            all(Some(PermissionMode::DontAsk)),
+            vec![PermissionMode::DontAsk]
+        );
         assert_eq!(
             all(Some(PermissionMode::BypassPermissions)),
             vec![PermissionMode::AcceptEdits, PermissionMode::Default]

@@ -75,7 +75,9 @@ fn set_active(session: &Session, value: Option<Active>) {
 /// Why a name cannot be a worktree's, or `Ok`.
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
-        return Err(format!("a worktree name has 1 to {MAX_NAME_CHARS} characters"));
+        return Err(format!(
+            "a worktree name has 1 to {MAX_NAME_CHARS} characters"
+        ));
     }
     if name.contains('/') || name.contains('\\') {
         return Err(format!(
@@ -83,7 +85,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
         ));
     }
     if name.contains("..") {
-        return Err(format!("`{name}` contains `..`; use letters, digits, `.`, `_` and `-`"));
+        return Err(format!(
+            "`{name}` contains `..`; use letters, digits, `.`, `_` and `-`"
+        ));
     }
     if !name.starts_with(|c: char| c.is_ascii_alphanumeric())
         || !name
@@ -113,7 +117,13 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     toolgate_core::child::only_standard_descriptors(cmd.as_std_mut());
     let out = tokio::time::timeout(GIT_TIMEOUT, cmd.output())
         .await
-        .map_err(|_| format!("git {} did not finish within {} s", args.join(" "), GIT_TIMEOUT.as_secs()))?
+        .map_err(|_| {
+            format!(
+                "git {} did not finish within {} s",
+                args.join(" "),
+                GIT_TIMEOUT.as_secs()
+            )
+        })?
         .map_err(|e| format!("git could not be run: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -170,7 +180,10 @@ impl EnterWorktreeTool {
                     idempotent: false,
                     open_world: false,
                 },
-                (GIT_TIMEOUT.as_millis() as u64 * 2, GIT_TIMEOUT.as_millis() as u64 * 2),
+                (
+                    GIT_TIMEOUT.as_millis() as u64 * 2,
+                    GIT_TIMEOUT.as_millis() as u64 * 2,
+                ),
             ),
         }
     }
@@ -213,9 +226,12 @@ impl TypedTool for EnterWorktreeTool {
         let repo = PathBuf::from(repo.trim());
         // `git worktree add` writes the branch and its administrative entry into the
         // repository's git directory: both must be inside the roots too.
-        let common = git(&repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"])
-            .await
-            .map_err(ToolError::Failed)?;
+        let common = git(
+            &repo,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .await
+        .map_err(ToolError::Failed)?;
         for dir in [repo.clone(), PathBuf::from(common.trim())] {
             let real = dir.canonicalize().unwrap_or(dir);
             if !session.workspace().contains(&real) {
@@ -245,7 +261,10 @@ impl TypedTool for EnterWorktreeTool {
         }
         let branch = format!("worktree-{name}");
         let ref_name = format!("refs/heads/{branch}");
-        if git(&repo, &["rev-parse", "--verify", "--quiet", &ref_name]).await.is_ok() {
+        if git(&repo, &["rev-parse", "--verify", "--quiet", &ref_name])
+            .await
+            .is_ok()
+        {
             return Err(ToolError::InvalidRequest(format!(
                 "the branch `{branch}` exists already; pick another worktree name"
             )));
@@ -264,13 +283,12 @@ impl TypedTool for EnterWorktreeTool {
                 real_existing.display()
             )));
         }
-        let made = make_dirs(&base).map_err(|e| {
-            ToolError::Failed(format!("could not create {}: {e}", base.display()))
-        })?;
+        let made = make_dirs(&base)
+            .map_err(|e| ToolError::Failed(format!("could not create {}: {e}", base.display())))?;
         // Resolved after creating it: a symlinked `.claude` must not carry the worktree out.
-        let real_base = base.canonicalize().map_err(|e| {
-            ToolError::Failed(format!("could not resolve {}: {e}", base.display()))
-        })?;
+        let real_base = base
+            .canonicalize()
+            .map_err(|e| ToolError::Failed(format!("could not resolve {}: {e}", base.display())))?;
         if !session.workspace().contains(&real_base) {
             remove_made(&made);
             return Err(ToolError::InvalidRequest(format!(
@@ -281,7 +299,11 @@ impl TypedTool for EnterWorktreeTool {
         }
         let path = real_base.join(&name);
         let path_text = path.to_string_lossy().into_owned();
-        let added = git(&repo, &["worktree", "add", "-b", &branch, &path_text, "HEAD"]).await;
+        let added = git(
+            &repo,
+            &["worktree", "add", "-b", &branch, &path_text, "HEAD"],
+        )
+        .await;
         if let Err(why) = added {
             undo_add(&repo, &path, &branch, &made).await;
             return Err(ToolError::Failed(format!(
@@ -355,7 +377,9 @@ fn remove_made(made: &[PathBuf]) {
 /// it, the branch, and the folders made for it.
 async fn undo_add(repo: &Path, path: &Path, branch: &str, made: &[PathBuf]) {
     let path_text = path.to_string_lossy().into_owned();
-    if git(repo, &["worktree", "remove", "--force", &path_text]).await.is_err()
+    if git(repo, &["worktree", "remove", "--force", &path_text])
+        .await
+        .is_err()
         && path.exists()
     {
         let _ = std::fs::remove_dir_all(path);
@@ -427,7 +451,8 @@ impl TypedTool for ExitWorktreeTool {
     fn validate(&self, _input: &mut ExitInput, ctx: &ToolContext) -> Result<(), ToolError> {
         if active(&ctx.session).is_none() {
             return Err(ToolError::InvalidRequest(
-                "the session is not in a worktree made by EnterWorktree; there is nothing to leave".into(),
+                "the session is not in a worktree made by EnterWorktree; there is nothing to leave"
+                    .into(),
             ));
         }
         Ok(())
@@ -523,7 +548,13 @@ async fn confirm_discard(ctx: &ToolContext, a: &Active, status: &str) -> Result<
         }],
     };
     match ctx.gate.ask_user(&form).await {
-        Ok(answers) if answers.first().is_some_and(|x| x.selected.iter().any(|l| l == remove)) => Ok(()),
+        Ok(answers)
+            if answers
+                .first()
+                .is_some_and(|x| x.selected.iter().any(|l| l == remove)) =>
+        {
+            Ok(())
+        }
         Ok(_) => Err(ToolError::Denied(format!(
             "The user chose to keep the worktree `{}` with its changes; nothing was removed. Commit the changes, or leave with keep: true.",
             a.name
@@ -546,8 +577,19 @@ mod tests {
             assert!(check_name(ok).is_ok(), "{ok}");
         }
         for bad in [
-            "", "../x", "..", "a/b", "/abs", "a\\b", ".hidden", "-x", "a..b", "x.lock",
-            "sp ace", "nul\0", &"n".repeat(65),
+            "",
+            "../x",
+            "..",
+            "a/b",
+            "/abs",
+            "a\\b",
+            ".hidden",
+            "-x",
+            "a..b",
+            "x.lock",
+            "sp ace",
+            "nul\0",
+            &"n".repeat(65),
         ] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }

@@ -298,8 +298,7 @@ impl<P: PolicyPrompter> PolicyPrompter for AutoReviewer<P> {
     async fn ask_user(
         &self,
         form: &toolgate_core::asking::QuestionForm,
-    ) -> Result<Vec<toolgate_core::asking::QuestionAnswer>, toolgate_core::asking::Unanswered>
-    {
+    ) -> Result<Vec<toolgate_core::asking::QuestionAnswer>, toolgate_core::asking::Unanswered> {
         self.fallback.ask_user(form).await
     }
 

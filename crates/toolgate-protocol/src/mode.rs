@@ -116,7 +116,10 @@ mod tests {
         for a in PermissionMode::ALL {
             for ceiling in PermissionMode::ALL {
                 let got = a.at_most(ceiling);
-                assert!(got.permissiveness() <= ceiling.permissiveness(), "{a} under {ceiling}");
+                assert!(
+                    got.permissiveness() <= ceiling.permissiveness(),
+                    "{a} under {ceiling}"
+                );
                 assert!(got == a || got == ceiling);
             }
         }

@@ -81,7 +81,10 @@ impl AgentTool {
                     .tools
                     .as_ref()
                     .map_or_else(|| "all your tools".to_owned(), |t| t.join(", "));
-                listing.push_str(&format!("\n- {}: {} (tools: {tools})", a.name, a.description));
+                listing.push_str(&format!(
+                    "\n- {}: {} (tools: {tools})",
+                    a.name, a.description
+                ));
             }
         }
         let description = format!(
@@ -191,7 +194,10 @@ impl TypedTool for AgentTool {
             .child(
                 ChildOptions {
                     tools: def.tools.clone(),
-                    exclude: CHILD_EXCLUDED_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+                    exclude: CHILD_EXCLUDED_TOOLS
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect(),
                     mode: def.mode,
                     label: Some(format!("agent:{}", def.name)),
                 },
@@ -357,7 +363,10 @@ impl Run {
                 calls += 1;
                 let result = self
                     .child
-                    .execute_with_cancel(ToolCall::new(id.clone(), name.clone(), input), self.cancel.child_token())
+                    .execute_with_cancel(
+                        ToolCall::new(id.clone(), name.clone(), input),
+                        self.cancel.child_token(),
+                    )
                     .await;
                 let code = result.error().map(|e| e.code);
                 if code == Some(ErrorCode::Cancelled) && self.cancel.is_cancelled() {

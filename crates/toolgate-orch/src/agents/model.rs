@@ -109,12 +109,12 @@ impl Backend {
             Backend::Sampling(gate) => {
                 let params = sampling_params(system, transcript, tools, max_tokens);
                 let v = gate.sample(&params).await.map_err(|e| match e {
-                    SampleError::Unsupported => TurnError::NoModel(
-                        "the MCP client offers no sampling".into(),
-                    ),
-                    SampleError::Failed(why) => TurnError::Unreachable(format!(
-                        "the MCP client's sampling failed: {why}"
-                    )),
+                    SampleError::Unsupported => {
+                        TurnError::NoModel("the MCP client offers no sampling".into())
+                    }
+                    SampleError::Failed(why) => {
+                        TurnError::Unreachable(format!("the MCP client's sampling failed: {why}"))
+                    }
                 })?;
                 sampling_reply(&v).map_err(|why| TurnError::Garbage {
                     api: "MCP sampling",
@@ -196,7 +196,11 @@ fn anthropic_reply(v: &Value) -> Result<Vec<Block>, String> {
         .collect()
 }
 
-fn tool_use(id: Option<&Value>, name: Option<&Value>, input: Option<Value>) -> Result<Block, String> {
+fn tool_use(
+    id: Option<&Value>,
+    name: Option<&Value>,
+    input: Option<Value>,
+) -> Result<Block, String> {
     let id = id
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
@@ -207,7 +211,9 @@ fn tool_use(id: Option<&Value>, name: Option<&Value>, input: Option<Value>) -> R
         .ok_or("a tool call has no name")?;
     let input = input.unwrap_or_else(|| json!({}));
     if !input.is_object() {
-        return Err(format!("the input of the tool call `{id}` is not an object"));
+        return Err(format!(
+            "the input of the tool call `{id}` is not an object"
+        ));
     }
     Ok(Block::ToolUse {
         id: id.to_owned(),
@@ -233,8 +239,10 @@ fn openai_body(system: &str, transcript: &[Message], tools: &Tools<'_>, max: u32
                     .blocks
                     .iter()
                     .filter_map(|b| match b {
-                        Block::ToolUse { id, name, input } => Some(json!({"id": id, "type": "function",
-                            "function": {"name": name, "arguments": input.to_string()}})),
+                        Block::ToolUse { id, name, input } => {
+                            Some(json!({"id": id, "type": "function",
+                            "function": {"name": name, "arguments": input.to_string()}}))
+                        }
                         _ => None,
                     })
                     .collect();
@@ -381,8 +389,10 @@ mod tests {
                 input: json!({"command": "ls"})
             }]
         );
-        let s = sampling_reply(&json!({"role": "assistant", "content": {"type": "text", "text": "done"}}))
-            .unwrap();
+        let s = sampling_reply(
+            &json!({"role": "assistant", "content": {"type": "text", "text": "done"}}),
+        )
+        .unwrap();
         assert_eq!(s, vec![Block::Text("done".into())]);
     }
 

@@ -85,9 +85,9 @@ impl Found {
 /// Whether a skill name is usable: lower-case letters, digits and `-`, up to 64.
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c == ':')
+        && name.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' || c == ':'
+        })
 }
 
 /// Reads one skill folder's `SKILL.md`.

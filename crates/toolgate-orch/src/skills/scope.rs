@@ -148,13 +148,16 @@ impl ActiveSkill {
             cwd: &cwd,
             roots: &roots,
         };
-        self.specified.allow_rules_cover(&req).map(|_| ()).map_err(|why| {
-            format!(
-                "the active skill `{}` allows only {}; this call is outside them ({why})",
-                self.name,
-                self.entries.join(", ")
-            )
-        })
+        self.specified
+            .allow_rules_cover(&req)
+            .map(|_| ())
+            .map_err(|why| {
+                format!(
+                    "the active skill `{}` allows only {}; this call is outside them ({why})",
+                    self.name,
+                    self.entries.join(", ")
+                )
+            })
     }
 }
 

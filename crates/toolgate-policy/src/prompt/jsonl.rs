@@ -46,9 +46,9 @@ use async_trait::async_trait;
 use futures::FutureExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate_core::asking::{QuestionAnswer, QuestionForm, Unanswered};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
+use toolgate_core::asking::{QuestionAnswer, QuestionForm, Unanswered};
 use toolgate_protocol::Verdict;
 
 use super::channel::{self, ABANDONED_KEPT, Io, Shared};
@@ -150,7 +150,10 @@ impl JsonLinesPrompter {
                 return Err("the prompt UI's answer was not understood".into());
             };
             let id = reply.get("id").and_then(Value::as_str).unwrap_or_default();
-            let nonce = reply.get("nonce").and_then(Value::as_str).unwrap_or_default();
+            let nonce = reply
+                .get("nonce")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if id == asked.id && nonce == asked.nonce {
                 return Ok(reply);
             }
@@ -189,12 +192,15 @@ impl JsonLinesPrompter {
             nonce: &nonce,
         };
         let mut io = self.io.lock().await;
-        let exchanged =
-            match tokio::time::timeout(self.timeout, Self::exchange(&mut io, &line, &asked)).await
-            {
-                Ok(result) => result,
-                Err(_) => Err(format!("no answer within {} s", self.timeout.as_secs())),
-            };
+        let exchanged = match tokio::time::timeout(
+            self.timeout,
+            Self::exchange(&mut io, &line, &asked),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(format!("no answer within {} s", self.timeout.as_secs())),
+        };
         if exchanged.is_err() {
             // Given up on without the UI's answer: whatever answer the UI still sends for
             // it is late, not forged.
@@ -402,7 +408,9 @@ impl PolicyPrompter for LazyJsonLinesPrompter {
     async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
         match self.prompter.get_or_init(|| self.connect()).await {
             Ok(p) => p.ask_user(form).await,
-            Err(why) => Err(Unanswered::Failed(format!("the prompt UI is unavailable: {why}"))),
+            Err(why) => Err(Unanswered::Failed(format!(
+                "the prompt UI is unavailable: {why}"
+            ))),
         }
     }
 }

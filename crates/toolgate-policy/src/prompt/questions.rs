@@ -95,7 +95,11 @@ pub fn render(index: usize, total: usize, q: &Question) -> String {
     } else {
         format!("[{}] ", q.header)
     };
-    t.push_str(&format!("\n  ({}/{total}) {tag}{}\n", index + 1, q.question));
+    t.push_str(&format!(
+        "\n  ({}/{total}) {tag}{}\n",
+        index + 1,
+        q.question
+    ));
     for (i, o) in q.options.iter().enumerate() {
         if o.description.is_empty() {
             t.push_str(&format!("    {}. {}\n", i + 1, o.label));
@@ -168,7 +172,10 @@ mod tests {
 
     #[test]
     fn replies_must_fit_the_form() {
-        let ok = from_reply(&form(false), &json!({"answers": [{"selected": ["SQLite"]}]}));
+        let ok = from_reply(
+            &form(false),
+            &json!({"answers": [{"selected": ["SQLite"]}]}),
+        );
         assert_eq!(ok.unwrap()[0].selected, vec!["SQLite"]);
         let other = from_reply(&form(false), &json!({"answers": [{"other": " MySQL "}]}));
         assert_eq!(other.unwrap()[0].other.as_deref(), Some("MySQL"));
@@ -202,10 +209,7 @@ mod tests {
             parse_typed(&q, "1, 2"),
             Some((vec!["Postgres".into(), "SQLite".into()], None))
         );
-        assert_eq!(
-            parse_typed(&q, "3"),
-            Some((Vec::new(), Some("3".into())))
-        );
+        assert_eq!(parse_typed(&q, "3"), Some((Vec::new(), Some("3".into()))));
         assert_eq!(parse_typed(&q, "q"), None);
         assert_eq!(
             parse_typed(&q, "use MySQL"),

@@ -25,8 +25,8 @@ use toolgate_protocol::PermissionMode;
 pub use load::{CliSettings, FloorAction, LoadOptions, project_files};
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
-    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord, TrustStatus,
-    TrustStore, project_hash, real_project, steering_files,
+    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
+    TrustStatus, TrustStore, project_hash, real_project, steering_files,
 };
 
 use crate::classifier::ClassifierConfig;
@@ -361,6 +361,7 @@ impl Settings {
             "env": self.env.iter().map(|(k, v)| (k.clone(), json!({"source": self.label(v.source), "active": v.active}))).collect::<serde_json::Map<_, _>>(),
             "disableAllHooks": self.disable_all_hooks.as_ref().map(|d| json!({"value": d.value, "source": self.label(d.source)})),
             "classifier": self.classifier.as_ref().map(|c| json!({"source": self.label(c.source)})),
+            "agent": self.agent.as_ref().map(|a| json!({"source": self.label(a.source), "endpoint": a.value.endpoint})),
             "warnings": self.warnings,
         })
     }
@@ -471,6 +472,14 @@ impl Settings {
                 "classifier {}  ({})",
                 c.value.kind_name(),
                 self.label(c.source)
+            );
+        }
+        if let Some(a) = &self.agent {
+            let _ = writeln!(
+                o,
+                "sub-agents {}  ({})",
+                a.value.kind_name(),
+                self.label(a.source)
             );
         }
         if self.web_fetch.as_object().is_some_and(|o| !o.is_empty()) {

@@ -60,13 +60,13 @@ use toolgate_core::{RegistryBuilder, Tool};
 
 pub use bash::{BashInput, BashTool, MAX_SOURCED_BYTES, read_sourced_file};
 pub use config::*;
-pub use task_tools::{
-    BashOutputInput, BashOutputTool, KillShellInput, KillShellTool, TaskOutputInput,
-    TaskOutputTool, TaskStopInput, TaskStopTool,
-};
 pub use monitor::{
     MONITOR_DEFAULT_LINES, MONITOR_DEFAULT_WAIT_MS, MONITOR_MAX_BYTES, MONITOR_MAX_LINES,
     MONITOR_MAX_WAIT_MS, MonitorInput, MonitorTool,
+};
+pub use task_tools::{
+    BashOutputInput, BashOutputTool, KillShellInput, KillShellTool, TaskOutputInput,
+    TaskOutputTool, TaskStopInput, TaskStopTool,
 };
 pub use tasks::{
     TaskInfo, TaskOrigin, TaskSink, TaskStatus, WorkTask, start_work, stop_task, tasks,

@@ -216,7 +216,9 @@ impl Task {
                 None => {
                     let at_end = start + buf.len() as u64 == end;
                     // The unterminated tail of an ended task, or a line too long for one read.
-                    if !rest.is_empty() && ((ended && at_end) || used == 0 && buf.len() == max_bytes) {
+                    if !rest.is_empty()
+                        && ((ended && at_end) || used == 0 && buf.len() == max_bytes)
+                    {
                         lines.push(String::from_utf8_lossy(rest).into_owned());
                         used = buf.len();
                     }
@@ -238,7 +240,11 @@ impl Task {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .written();
-            *self.read_offset.lock().unwrap_or_else(PoisonError::into_inner) < end
+            *self
+                .read_offset
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                < end
         };
         let mut rx = self.status.clone();
         while !unread() && self.status().is_running() {
@@ -457,10 +463,7 @@ impl TaskSink {
     /// Appends text; `false` once the task's output limit is passed (the task should stop).
     pub fn write(&self, text: &str) -> bool {
         let mut out = self.output.lock().unwrap_or_else(PoisonError::into_inner);
-        matches!(
-            out.push(text.as_bytes()),
-            crate::shell::output::Pushed::Ok
-        )
+        matches!(out.push(text.as_bytes()), crate::shell::output::Pushed::Ok)
     }
 }
 

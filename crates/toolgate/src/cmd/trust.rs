@@ -125,7 +125,11 @@ pub fn run(args: TrustArgs) -> ExitCode {
     }
     // Skills and agent definitions steer the agent too; trust covers them as they are now.
     for f in settings::steering_files(&project) {
-        let kind = if f.ends_with("SKILL.md") { "skill" } else { "agent" };
+        let kind = if f.ends_with("SKILL.md") {
+            "skill"
+        } else {
+            "agent"
+        };
         text.push_str(&format!("  {kind}  {}\n", f.display()));
         any = true;
     }

@@ -28,11 +28,17 @@ fn a_subagent_asked_to_escape_is_refused_by_the_child_gate_and_audited_under_its
         0 => messages(json!([
             block("Let me try a few things."),
             tool_use("u1", "Bash", json!({"command": "rm -rf important.txt"})),
-            tool_use("u2", "Write", json!({"file_path": script_target, "content": "x"})),
+            tool_use(
+                "u2",
+                "Write",
+                json!({"file_path": script_target, "content": "x"})
+            ),
             tool_use("u3", "ExitPlanMode", json!({"plan": "take over"})),
             tool_use("u4", "Read", json!({"file_path": "notes.txt"})),
         ])),
-        _ => messages(json!([block("FINAL: I read notes.txt; the rest was refused.")])),
+        _ => messages(json!([block(
+            "FINAL: I read notes.txt; the rest was refused."
+        )])),
     }));
     let settings = agent_settings("anthropic", &server.url);
     let mut exec = Exec::start(
@@ -74,7 +80,10 @@ fn a_subagent_asked_to_escape_is_refused_by_the_child_gate_and_audited_under_its
     let (_, write, write_err) = by_id("u2");
     assert!(write_err && write.contains("outside"), "{write}");
     let (_, exit, exit_err) = by_id("u3");
-    assert!(exit_err && exit.contains("not available to sub-agents"), "{exit}");
+    assert!(
+        exit_err && exit.contains("not available to sub-agents"),
+        "{exit}"
+    );
     let (_, read, read_err) = by_id("u4");
     assert!(!read_err && read.contains("alpha"), "{read}");
     // The model saw only the tools of its view.
@@ -105,7 +114,10 @@ fn a_subagent_asked_to_escape_is_refused_by_the_child_gate_and_audited_under_its
         "{children:#?}"
     );
     for c in &children {
-        assert_eq!(c["session_id"].as_str().unwrap().split('/').next_back(), Some("agent-1"));
+        assert_eq!(
+            c["session_id"].as_str().unwrap().split('/').next_back(),
+            Some("agent-1")
+        );
         assert_eq!(c["client"], "agent:general-purpose");
     }
     let agent = records.iter().find(|r| r["call_id"] == "agent-1").unwrap();
@@ -122,8 +134,16 @@ fn a_subagent_cannot_use_a_tool_outside_its_view_nor_a_mode_wider_than_its_paren
             None,
             &[
                 ("c1", "Bash", json!({"command": "echo hi"})),
-                ("c2", "Edit", json!({"file_path": "notes.txt", "old_string": "alpha", "new_string": "ALPHA"})),
-                ("c3", "Grep", json!({"pattern": "beta", "output_mode": "content"})),
+                (
+                    "c2",
+                    "Edit",
+                    json!({"file_path": "notes.txt", "old_string": "alpha", "new_string": "ALPHA"}),
+                ),
+                (
+                    "c3",
+                    "Grep",
+                    json!({"pattern": "beta", "output_mode": "content"}),
+                ),
             ],
         ),
         _ => chat(Some("EXPLORED"), &[]),
@@ -132,7 +152,13 @@ fn a_subagent_cannot_use_a_tool_outside_its_view_nor_a_mode_wider_than_its_paren
     let mut exec = Exec::start(
         ws.path(),
         home.path(),
-        &["--mode", "bypassPermissions", "--allow-root", "--settings", &settings],
+        &[
+            "--mode",
+            "bypassPermissions",
+            "--allow-root",
+            "--settings",
+            &settings,
+        ],
     );
     let r = exec.call(
         "a2",
@@ -154,7 +180,12 @@ fn a_subagent_cannot_use_a_tool_outside_its_view_nor_a_mode_wider_than_its_paren
         .filter(|m| m["role"] == "tool")
         .collect();
     assert_eq!(tool_msgs.len(), 3);
-    assert!(tool_msgs[0]["content"].as_str().unwrap().contains("not among this sub-agent's tools"));
+    assert!(
+        tool_msgs[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not among this sub-agent's tools")
+    );
     assert!(tool_msgs[2]["content"].as_str().unwrap().contains("beta"));
     let records = exec.records();
     let children = by_parent(&records, "a2");
@@ -165,27 +196,51 @@ fn a_subagent_cannot_use_a_tool_outside_its_view_nor_a_mode_wider_than_its_paren
 
     // A parent in plan mode: a general-purpose child may not write either.
     let server = ModelServer::start(Arc::new(|n, _| match n {
-        0 => messages(json!([tool_use("w", "Write", json!({"file_path": "new.txt", "content": "x"}))])),
+        0 => messages(json!([tool_use(
+            "w",
+            "Write",
+            json!({"file_path": "new.txt", "content": "x"})
+        )])),
         _ => messages(json!([block("done")])),
     }));
     let settings = agent_settings("anthropic", &server.url);
     let mut exec = Exec::start(
         ws.path(),
         home.path(),
-        &["--mode", "plan", "--allow", "Agent", "--allow", "Write", "--settings", &settings],
+        &[
+            "--mode",
+            "plan",
+            "--allow",
+            "Agent",
+            "--allow",
+            "Write",
+            "--settings",
+            &settings,
+        ],
     );
-    let r = exec.call("a3", "Agent", json!({"description": "write", "prompt": "write"}));
+    let r = exec.call(
+        "a3",
+        "Agent",
+        json!({"description": "write", "prompt": "write"}),
+    );
     assert_eq!(code(&r), None, "{r}");
     assert!(!ws.path().join("new.txt").exists());
     let results = anthropic_results(&server.bodies()[1]);
-    assert!(results[0].2 && results[0].1.contains("plan mode"), "{results:?}");
+    assert!(
+        results[0].2 && results[0].1.contains("plan mode"),
+        "{results:?}"
+    );
 }
 
 #[test]
 fn a_looping_subagent_stops_at_the_turn_limit() {
     let (ws, home) = dirs();
     let server = ModelServer::start(Arc::new(|n, _| {
-        messages(json!([tool_use(&format!("r{n}"), "Read", json!({"file_path": "notes.txt"}))]))
+        messages(json!([tool_use(
+            &format!("r{n}"),
+            "Read",
+            json!({"file_path": "notes.txt"})
+        )]))
     }));
     let settings = agent_settings("anthropic", &server.url);
     let mut exec = Exec::start(
@@ -193,7 +248,11 @@ fn a_looping_subagent_stops_at_the_turn_limit() {
         home.path(),
         &["--allow", "Agent", "--settings", &settings],
     );
-    let r = exec.call("loop", "Agent", json!({"description": "loop", "prompt": "loop"}));
+    let r = exec.call(
+        "loop",
+        "Agent",
+        json!({"description": "loop", "prompt": "loop"}),
+    );
     assert_eq!(code(&r).as_deref(), Some("execution_failed"), "{r}");
     assert!(text(&r).contains("stopped after 25 turns"), "{r}");
     assert_eq!(server.bodies().len(), 25);
@@ -210,7 +269,11 @@ fn an_endpoint_that_is_down_or_answers_garbage_is_a_structured_error() {
         format!("http://{}", l.local_addr().unwrap())
     };
     let settings = agent_settings("anthropic", &closed);
-    let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent", "--settings", &settings]);
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Agent", "--settings", &settings],
+    );
     let r = exec.call("down", "Agent", json!({"description": "x", "prompt": "x"}));
     assert_eq!(code(&r).as_deref(), Some("execution_failed"), "{r}");
     assert!(text(&r).contains("could not be reached"), "{r}");
@@ -220,17 +283,36 @@ fn an_endpoint_that_is_down_or_answers_garbage_is_a_structured_error() {
         _ => (500, "{\"error\": \"boom\"}".into()),
     }));
     let settings = agent_settings("anthropic", &server.url);
-    let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent", "--settings", &settings]);
-    let r = exec.call("garbage", "Agent", json!({"description": "x", "prompt": "x"}));
-    assert!(text(&r).contains("not a Anthropic Messages response"), "{r}");
-    let r = exec.call("http500", "Agent", json!({"description": "x", "prompt": "x"}));
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Agent", "--settings", &settings],
+    );
+    let r = exec.call(
+        "garbage",
+        "Agent",
+        json!({"description": "x", "prompt": "x"}),
+    );
+    assert!(
+        text(&r).contains("not a Anthropic Messages response"),
+        "{r}"
+    );
+    let r = exec.call(
+        "http500",
+        "Agent",
+        json!({"description": "x", "prompt": "x"}),
+    );
     assert!(text(&r).contains("HTTP 500"), "{r}");
 
     // No endpoint and no MCP client: says how to configure one.
     let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent"]);
     let r = exec.call("none", "Agent", json!({"description": "x", "prompt": "x"}));
     assert!(text(&r).contains("toolgate.agent"), "{r}");
-    let r = exec.call("bad-type", "Agent", json!({"description": "x", "prompt": "x", "subagent_type": "nope"}));
+    let r = exec.call(
+        "bad-type",
+        "Agent",
+        json!({"description": "x", "prompt": "x", "subagent_type": "nope"}),
+    );
     assert_eq!(code(&r).as_deref(), Some("invalid_request"), "{r}");
     assert!(text(&r).contains("general-purpose"), "{r}");
 }
@@ -240,19 +322,38 @@ fn subagents_nest_only_to_the_depth_limit() {
     let (ws, home) = dirs();
     // Depth 1 delegates, depth 2 delegates, depth 3 is refused.
     let server = ModelServer::start(Arc::new(|n, _| match n {
-        0 => messages(json!([tool_use("d1", "Agent", json!({"description": "deeper", "prompt": "go"}))])),
-        1 => messages(json!([tool_use("d2", "Agent", json!({"description": "deeper", "prompt": "go"}))])),
+        0 => messages(json!([tool_use(
+            "d1",
+            "Agent",
+            json!({"description": "deeper", "prompt": "go"})
+        )])),
+        1 => messages(json!([tool_use(
+            "d2",
+            "Agent",
+            json!({"description": "deeper", "prompt": "go"})
+        )])),
         2 => messages(json!([block("depth two done")])),
         _ => messages(json!([block("depth one done")])),
     }));
     let settings = agent_settings("anthropic", &server.url);
-    let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent", "--settings", &settings]);
-    let r = exec.call("top", "Agent", json!({"description": "nest", "prompt": "nest"}));
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Agent", "--settings", &settings],
+    );
+    let r = exec.call(
+        "top",
+        "Agent",
+        json!({"description": "nest", "prompt": "nest"}),
+    );
     assert_eq!(text(&r), "depth one done", "{r}");
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 4);
     let refused = anthropic_results(&bodies[2]);
-    assert!(refused[0].2 && refused[0].1.contains("nest at most 2"), "{refused:?}");
+    assert!(
+        refused[0].2 && refused[0].1.contains("nest at most 2"),
+        "{refused:?}"
+    );
     let records = exec.records();
     let d1 = records.iter().find(|r| r["call_id"] == "d1").unwrap();
     assert_eq!(d1["parent_call_id"], "top");
@@ -267,7 +368,11 @@ fn a_background_subagent_is_a_task() {
     let server = ModelServer::start(Arc::new(|n, body: &Value| {
         if body["messages"][0]["content"][0]["text"] == "forever" {
             std::thread::sleep(std::time::Duration::from_millis(50));
-            return messages(json!([tool_use(&format!("f{n}"), "Glob", json!({"pattern": "*.txt"}))]));
+            return messages(json!([tool_use(
+                &format!("f{n}"),
+                "Glob",
+                json!({"pattern": "*.txt"})
+            )]));
         }
         match anthropic_results(body).len() {
             0 => messages(json!([tool_use("g1", "Grep", json!({"pattern": "alpha"}))])),
@@ -275,14 +380,25 @@ fn a_background_subagent_is_a_task() {
         }
     }));
     let settings = agent_settings("anthropic", &server.url);
-    let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent", "--settings", &settings]);
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Agent", "--settings", &settings],
+    );
     let r = exec.call(
         "bg",
         "Agent",
         json!({"description": "in the back", "prompt": "report", "run_in_background": true}),
     );
     assert_eq!(code(&r), None, "{r}");
-    let id = text(&r).split("ID: ").nth(1).unwrap().split('.').next().unwrap().to_owned();
+    let id = text(&r)
+        .split("ID: ")
+        .nth(1)
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_owned();
     let out = exec.call("to", "TaskOutput", json!({"task_id": id, "timeout": 30000}));
     assert!(text(&out).contains("<status>completed</status>"), "{out}");
     assert!(text(&out).contains("BACKGROUND REPORT"), "{out}");
@@ -294,15 +410,30 @@ fn a_background_subagent_is_a_task() {
         "Agent",
         json!({"description": "forever", "prompt": "forever", "run_in_background": true}),
     );
-    let id = text(&r).split("ID: ").nth(1).unwrap().split('.').next().unwrap().to_owned();
-    let m = exec.call("mon", "Monitor", json!({"task_id": id, "timeout_ms": 10000}));
+    let id = text(&r)
+        .split("ID: ")
+        .nth(1)
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_owned();
+    let m = exec.call(
+        "mon",
+        "Monitor",
+        json!({"task_id": id, "timeout_ms": 10000}),
+    );
     assert!(text(&m).contains("Glob: ok"), "{m}");
     let stop = exec.call("stop", "TaskStop", json!({"task_id": id}));
     assert_eq!(code(&stop), None, "{stop}");
     let after = exec.call("to2", "TaskOutput", json!({"task_id": id, "block": false}));
     assert!(text(&after).contains("<status>killed</status>"), "{after}");
     let records = exec.records();
-    assert!(by_parent(&records, "bg2").iter().all(|r| r["tool"] == "Glob"));
+    assert!(
+        by_parent(&records, "bg2")
+            .iter()
+            .all(|r| r["tool"] == "Glob")
+    );
 }
 
 #[test]
@@ -318,17 +449,29 @@ fn agent_definitions_narrow_and_project_ones_wait_for_trust() {
     std::fs::write(agents.join("broken.md"), "---\nname: broken\n").unwrap();
     let project = ws.path().join(".claude/agents");
     std::fs::create_dir_all(&project).unwrap();
-    std::fs::write(project.join("proj.md"), "---\nname: proj\ndescription: From the repo\n---\nx\n").unwrap();
+    std::fs::write(
+        project.join("proj.md"),
+        "---\nname: proj\ndescription: From the repo\n---\nx\n",
+    )
+    .unwrap();
     let server = ModelServer::start(Arc::new(|n, _| match n {
         0 => messages(json!([
             tool_use("g", "Grep", json!({"pattern": "alpha"})),
-            tool_use("w", "Write", json!({"file_path": "new.txt", "content": "x"})),
+            tool_use(
+                "w",
+                "Write",
+                json!({"file_path": "new.txt", "content": "x"})
+            ),
             tool_use("r", "Read", json!({"file_path": "notes.txt"})),
         ])),
         _ => messages(json!([block("read it")])),
     }));
     let settings = agent_settings("anthropic", &server.url);
-    let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Agent", "--settings", &settings]);
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Agent", "--settings", &settings],
+    );
     let r = exec.call(
         "def",
         "Agent",
@@ -336,8 +479,18 @@ fn agent_definitions_narrow_and_project_ones_wait_for_trust() {
     );
     assert_eq!(text(&r), "read it", "{r}");
     let bodies = server.bodies();
-    assert!(bodies[0]["system"].as_str().unwrap().contains("You only read."));
-    let offered: Vec<&str> = bodies[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(
+        bodies[0]["system"]
+            .as_str()
+            .unwrap()
+            .contains("You only read.")
+    );
+    let offered: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(offered, ["Read"]);
     let results = anthropic_results(&bodies[1]);
     assert!(results[0].2 && results[1].2 && !results[2].2, "{results:?}");
@@ -347,14 +500,25 @@ fn agent_definitions_narrow_and_project_ones_wait_for_trust() {
     let read = records.iter().find(|r| r["call_id"] == "r").unwrap();
     assert_eq!(read["verdict"]["layer"], "mode", "{read}");
     assert!(
-        !read["verdict"]["reason"].as_str().unwrap().contains("bypassPermissions"),
+        !read["verdict"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("bypassPermissions"),
         "{read}"
     );
 
-    let b = exec.call("b", "Agent", json!({"description": "x", "prompt": "x", "subagent_type": "broken"}));
+    let b = exec.call(
+        "b",
+        "Agent",
+        json!({"description": "x", "prompt": "x", "subagent_type": "broken"}),
+    );
     assert_eq!(code(&b).as_deref(), Some("invalid_request"), "{b}");
     assert!(text(&b).contains("broken.md:2"), "{b}");
-    let p = exec.call("p", "Agent", json!({"description": "x", "prompt": "x", "subagent_type": "proj"}));
+    let p = exec.call(
+        "p",
+        "Agent",
+        json!({"description": "x", "prompt": "x", "subagent_type": "proj"}),
+    );
     assert_eq!(code(&p).as_deref(), Some("denied"), "{p}");
     assert!(text(&p).contains("toolgate trust"), "{p}");
 }

@@ -29,19 +29,39 @@ fn a_skill_loads_and_its_allowed_tools_only_narrow() {
     let mut exec = Exec::start(
         ws.path(),
         home.path(),
-        &["--mode", "acceptEdits", "--allow", "Skill", "--deny", "Bash(rm *)"],
+        &[
+            "--mode",
+            "acceptEdits",
+            "--allow",
+            "Skill",
+            "--deny",
+            "Bash(rm *)",
+        ],
     );
     let r = exec.call("s1", "Skill", json!({"skill": "notes", "args": "briefly"}));
     assert_eq!(code(&r), None, "{r}");
     let t = text(&r);
     assert!(t.contains("Read notes.txt and summarise it."), "{t}");
-    assert!(t.contains("ARGUMENTS: briefly") && t.contains("helper.py"), "{t}");
-    assert!(t.contains("you may call only: Read, Bash(git status:*), Bash(rm:*)"), "{t}");
+    assert!(
+        t.contains("ARGUMENTS: briefly") && t.contains("helper.py"),
+        "{t}"
+    );
+    assert!(
+        t.contains("you may call only: Read, Bash(git status:*), Bash(rm:*)"),
+        "{t}"
+    );
 
     // Inside the scope and allowed by the policy: runs.
-    assert_eq!(code(&exec.call("r1", "Read", json!({"file_path": "notes.txt"}))), None);
+    assert_eq!(
+        code(&exec.call("r1", "Read", json!({"file_path": "notes.txt"}))),
+        None
+    );
     // Allowed by the policy (acceptEdits) but outside the scope: refused, naming the skill.
-    let w = exec.call("w1", "Write", json!({"file_path": "new.txt", "content": "x"}));
+    let w = exec.call(
+        "w1",
+        "Write",
+        json!({"file_path": "new.txt", "content": "x"}),
+    );
     assert_eq!(code(&w).as_deref(), Some("denied"), "{w}");
     assert!(text(&w).contains("active skill `notes`"), "{w}");
     assert!(!ws.path().join("new.txt").exists());
@@ -62,8 +82,18 @@ fn a_skill_loads_and_its_allowed_tools_only_narrow() {
 fn broken_missing_and_untrusted_skills_are_structured_errors() {
     let (ws, home) = dirs();
     let user = home.path().join(".claude/skills");
-    skill(&user, "broken", "name: broken\ndescription: \"never closed", "body");
-    skill(&ws.path().join(".claude/skills"), "proj", "name: proj\ndescription: From the repo", "PROJECT BODY");
+    skill(
+        &user,
+        "broken",
+        "name: broken\ndescription: \"never closed",
+        "body",
+    );
+    skill(
+        &ws.path().join(".claude/skills"),
+        "proj",
+        "name: proj\ndescription: From the repo",
+        "PROJECT BODY",
+    );
     let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Skill"]);
     let b = exec.call("b", "Skill", json!({"skill": "broken"}));
     assert_eq!(code(&b).as_deref(), Some("invalid_request"), "{b}");
@@ -73,7 +103,10 @@ fn broken_missing_and_untrusted_skills_are_structured_errors() {
     assert!(text(&m).contains("no skill named `nope`"), "{m}");
     let p = exec.call("p", "Skill", json!({"skill": "proj"}));
     assert_eq!(code(&p).as_deref(), Some("denied"), "{p}");
-    assert!(text(&p).contains("toolgate trust") && !text(&p).contains("PROJECT BODY"), "{p}");
+    assert!(
+        text(&p).contains("toolgate trust") && !text(&p).contains("PROJECT BODY"),
+        "{p}"
+    );
     drop(exec);
 
     // The untrusted project skill is not offered in the tool list either.
@@ -96,13 +129,22 @@ fn broken_missing_and_untrusted_skills_are_structured_errors() {
         .arg(ws.path())
         .output()
         .unwrap();
-    assert!(trust.status.success(), "{}", String::from_utf8_lossy(&trust.stderr));
+    assert!(
+        trust.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trust.stderr)
+    );
     let mut exec = Exec::start(ws.path(), home.path(), &["--allow", "Skill"]);
     let p = exec.call("p2", "Skill", json!({"skill": "proj"}));
     assert_eq!(code(&p), None, "{p}");
     assert!(text(&p).contains("PROJECT BODY"), "{p}");
     // A skill changed after trust waits for trust again.
-    skill(&ws.path().join(".claude/skills"), "proj", "name: proj\ndescription: From the repo", "CHANGED BODY");
+    skill(
+        &ws.path().join(".claude/skills"),
+        "proj",
+        "name: proj\ndescription: From the repo",
+        "CHANGED BODY",
+    );
     let p = exec.call("p3", "Skill", json!({"skill": "proj"}));
     assert_eq!(code(&p).as_deref(), Some("denied"), "{p}");
     assert!(!text(&p).contains("CHANGED BODY"), "{p}");

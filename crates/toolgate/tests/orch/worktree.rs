@@ -14,7 +14,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -107,12 +111,23 @@ fn a_failed_worktree_add_leaves_nothing_behind() {
     let r = exec.call("f", "EnterWorktree", json!({"name": "doomed"}));
     assert_eq!(code(&r).as_deref(), Some("execution_failed"), "{r}");
     assert!(text(&r).contains("nothing was left behind"), "{r}");
-    assert!(!ws.path().join(".claude").exists(), "the folders made for it remain");
+    assert!(
+        !ws.path().join(".claude").exists(),
+        "the folders made for it remain"
+    );
     assert!(!git(ws.path(), &["branch", "--list"]).contains("worktree-doomed"));
-    assert_eq!(git(ws.path(), &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1);
+    assert_eq!(
+        git(ws.path(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
     assert!(!ws.path().join(".git/worktrees/doomed").exists());
     let pwd = exec.call("p", "Bash", json!({"command": "pwd"}));
-    assert_eq!(text(&pwd).trim(), ws.path().canonicalize().unwrap().to_string_lossy());
+    assert_eq!(
+        text(&pwd).trim(),
+        ws.path().canonicalize().unwrap().to_string_lossy()
+    );
 }
 
 #[test]
@@ -121,14 +136,20 @@ fn a_worktree_with_changes_is_removed_only_with_the_users_approval() {
     repo(ws.path());
     let root = ws.path().canonicalize().unwrap();
     let mut exec = Exec::start(ws.path(), home.path(), &WT);
-    assert_eq!(code(&exec.call("e", "EnterWorktree", json!({"name": "dirty"}))), None);
+    assert_eq!(
+        code(&exec.call("e", "EnterWorktree", json!({"name": "dirty"}))),
+        None
+    );
     let path = root.join(".claude/worktrees/dirty");
     std::fs::write(path.join("notes.txt"), "changed\n").unwrap();
     // Nobody to ask: kept, and the session stays in it.
     let x = exec.call("x", "ExitWorktree", json!({}));
     assert_eq!(code(&x).as_deref(), Some("execution_failed"), "{x}");
     assert!(text(&x).contains("nothing was removed"), "{x}");
-    assert_eq!(std::fs::read_to_string(path.join("notes.txt")).unwrap(), "changed\n");
+    assert_eq!(
+        std::fs::read_to_string(path.join("notes.txt")).unwrap(),
+        "changed\n"
+    );
     // keep: true leaves it in place and goes back.
     let k = exec.call("k", "ExitWorktree", json!({"keep": true}));
     assert_eq!(code(&k), None, "{k}");
@@ -141,13 +162,20 @@ fn a_worktree_with_changes_is_removed_only_with_the_users_approval() {
     let mut extra: Vec<&str> = WT.to_vec();
     extra.extend(["--prompt-command", &ui]);
     let mut exec = Exec::start(ws.path(), home.path(), &extra);
-    assert_eq!(code(&exec.call("e", "EnterWorktree", json!({"name": "dirty2"}))), None);
+    assert_eq!(
+        code(&exec.call("e", "EnterWorktree", json!({"name": "dirty2"}))),
+        None
+    );
     let path = root.join(".claude/worktrees/dirty2");
     std::fs::write(path.join("notes.txt"), "changed\n").unwrap();
     let x = exec.call("x", "ExitWorktree", json!({}));
     assert_eq!(code(&x), None, "{x}");
     assert!(!path.exists());
-    assert!(std::fs::read_to_string(&log).unwrap().contains("uncommitted changes"));
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("uncommitted changes")
+    );
 }
 
 #[test]
@@ -162,13 +190,26 @@ fn monitor_streams_a_tasks_lines_and_its_command_is_a_checked_bash_call() {
     );
     let batch = |r: &serde_json::Value| -> Vec<String> {
         let t = text(r);
-        let inner = t.split("<lines>\n").nth(1).unwrap().split("</lines>").next().unwrap();
+        let inner = t
+            .split("<lines>\n")
+            .nth(1)
+            .unwrap()
+            .split("</lines>")
+            .next()
+            .unwrap();
         inner.lines().map(str::to_owned).collect()
     };
     let m = exec.call("m1", "Monitor", json!({"command": cmd, "max_lines": 1}));
     assert_eq!(code(&m), None, "{m}");
     let t = text(&m);
-    let id = t.split("<task_id>").nth(1).unwrap().split('<').next().unwrap().to_owned();
+    let id = t
+        .split("<task_id>")
+        .nth(1)
+        .unwrap()
+        .split('<')
+        .next()
+        .unwrap()
+        .to_owned();
     let mut lines = batch(&m);
     assert!(lines.len() <= 1, "{t}");
     for i in 0..40 {
@@ -207,7 +248,11 @@ fn monitor_streams_a_tasks_lines_and_its_command_is_a_checked_bash_call() {
     let both = exec.call("b", "Monitor", json!({"task_id": id, "command": "ls"}));
     assert_eq!(code(&both).as_deref(), Some("invalid_request"), "{both}");
     let unknown = exec.call("u", "Monitor", json!({"task_id": "b000000"}));
-    assert_eq!(code(&unknown).as_deref(), Some("invalid_request"), "{unknown}");
+    assert_eq!(
+        code(&unknown).as_deref(),
+        Some("invalid_request"),
+        "{unknown}"
+    );
 }
 
 #[test]
