@@ -65,6 +65,7 @@ mod read;
 mod redact;
 pub mod rules;
 mod scan;
+mod sink;
 mod stats;
 mod verify;
 mod writer;
@@ -73,6 +74,7 @@ pub use error::AuditError;
 pub use line::GENESIS_HASH;
 pub use read::{Entry, FOLLOW_POLL_INTERVAL, Follower, Records, Tail, read_records, tail};
 pub use redact::{ExtraPattern, REDACTED, RedactionConfig, Redactor, RedactorBuilder};
+pub use sink::{FileAudit, UnavailableAudit, open_or_refuse};
 pub use stats::{Stats, ToolStats, percentile, stats};
 pub use verify::{
     EXIT_OK, EXIT_TAMPERED, EXIT_TORN_TAIL, EXIT_UNREADABLE, TamperKind, VerifyReport,

@@ -8,8 +8,7 @@ use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde::Deserialize;
 use serde_json::json;
-use toolgate_audit::FsyncPolicy;
-use toolgate_core::audit::FileAudit;
+use toolgate_audit::{FileAudit, FsyncPolicy};
 use toolgate_core::{Gate, Registry, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::*;
 

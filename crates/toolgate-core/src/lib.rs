@@ -55,7 +55,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod audit;
 mod gate;
 pub mod policy;
 pub mod registry;

@@ -171,7 +171,7 @@ pub fn gate(
             .audit
             .clone()
             .unwrap_or_else(|| default_audit_path(&session.workspace));
-        audit_sink = Some(toolgate_core::audit::open_or_refuse(&path, fsync));
+        audit_sink = Some(toolgate_audit::open_or_refuse(&path, fsync));
     }
     if settings
         .sandbox

@@ -1,18 +1,18 @@
-//! The audit log behind the gate's [`AuditSink`] seam.
+//! The audit log as the gate's [`AuditSink`] (toolgate-core's seam for where records go).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use toolgate_audit::{AuditError, AuditLog, FsyncPolicy};
+use toolgate_core::stages::AuditSink;
 use toolgate_protocol::CallRecord;
 
-use crate::stages::AuditSink;
+use crate::{AuditError, AuditLog, FsyncPolicy};
 
 /// An append-only, hash-chained audit log file. After a failed write, every later call is
 /// refused (`audit_unavailable`) rather than run unaudited.
 ///
 /// The log redacts every record as a whole when it appends it (with the default rules
-/// unless opened with other [`toolgate_audit::AuditOptions`]), so this sink does not redact
+/// unless opened with other [`AuditOptions`](crate::AuditOptions)), so this sink does not redact
 /// inputs a second time.
 pub struct FileAudit {
     log: AuditLog,
