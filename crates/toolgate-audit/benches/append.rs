@@ -40,6 +40,7 @@ fn bench_append(c: &mut Criterion) {
             AuditOptions {
                 fsync: FsyncPolicy::Never,
                 redactor,
+                ..AuditOptions::default()
             },
         )
         .expect("open");

@@ -69,8 +69,16 @@ impl LineFault {
 /// Builds the full line (with `\n`) for `record_json`, which must be a compact JSON object
 /// without raw newlines (as `serde_json::to_vec` of an object produces). Returns the line and
 /// its hash.
+#[cfg(test)]
 pub(crate) fn build(seq: u64, prev: &str, record_json: &[u8]) -> (Vec<u8>, String) {
     let mut buf = Vec::with_capacity(record_json.len() + ENVELOPE_BYTES);
+    let hash = build_into(&mut buf, seq, prev, record_json);
+    (buf, hash)
+}
+
+/// [`build`], appending the line to `buf` (which may already hold other lines).
+pub(crate) fn build_into(buf: &mut Vec<u8>, seq: u64, prev: &str, record_json: &[u8]) -> String {
+    let start = buf.len();
     buf.extend_from_slice(SEQ_PREFIX);
     // Writing an integer into a Vec cannot fail.
     let _ = write!(buf, "{seq}");
@@ -84,12 +92,12 @@ pub(crate) fn build(seq: u64, prev: &str, record_json: &[u8]) -> (Vec<u8>, Strin
         }
         _ => buf.push(b'}'),
     }
-    let hash = hex::encode(Sha256::digest(&buf));
+    let hash = hex::encode(Sha256::digest(&buf[start..]));
     buf.pop();
     buf.extend_from_slice(HASH_PREFIX);
     buf.extend_from_slice(hash.as_bytes());
     buf.extend_from_slice(b"\"}\n");
-    (buf, hash)
+    hash
 }
 
 /// Whether an incomplete last line could be a record cut short by a crash: a prefix of

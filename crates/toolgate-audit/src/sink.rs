@@ -1,15 +1,21 @@
 //! The audit log as the gate's [`AuditSink`] (toolgate-core's seam for where records go).
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 
-use toolgate_core::stages::AuditSink;
+use toolgate_core::stages::{AuditReceipt, AuditSink, PendingRecord};
 use toolgate_protocol::CallRecord;
 
-use crate::{AuditError, AuditLog, FsyncPolicy};
+use crate::{AuditError, AuditLog, FsyncPolicy, Ticket};
 
 /// An append-only, hash-chained audit log file. After a failed write, every later call is
 /// refused (`audit_unavailable`) rather than run unaudited.
+///
+/// Records of concurrent calls are written in groups; a call's result is returned once its
+/// record is written under the log's fsync policy (see [`AuditLog`]).
 ///
 /// The log redacts every record as a whole when it appends it (with the default rules
 /// unless opened with other [`AuditOptions`](crate::AuditOptions)), so this sink does not redact
@@ -41,18 +47,46 @@ impl FileAudit {
 
 impl AuditSink for FileAudit {
     fn ready(&self) -> Result<(), String> {
-        match &*self.failed.lock().unwrap_or_else(PoisonError::into_inner) {
+        let refused = self
+            .failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match refused.or_else(|| self.log.failure()) {
             Some(reason) => Err(format!("an earlier audit write failed: {reason}")),
             None => Ok(()),
         }
     }
 
-    fn record(&self, record: &CallRecord) -> Result<(), String> {
-        self.log.append(record).map(|_| ()).map_err(|e| {
-            let reason = e.to_string();
-            *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.clone());
-            reason
-        })
+    fn record(&self, record: &CallRecord) -> AuditReceipt {
+        match self.log.submit(record) {
+            Ok(ticket) => AuditReceipt::pending(Written(ticket)),
+            Err(e) => {
+                let reason = e.to_string();
+                *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.clone());
+                AuditReceipt::done(Err(reason))
+            }
+        }
+    }
+}
+
+/// A queued record as the gate waits for it. (A failed write is remembered by the log
+/// itself, so [`FileAudit::ready`] refuses later calls even if nobody awaits this.)
+struct Written(Ticket);
+
+impl Future for Written {
+    type Output = Result<(), String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.map(|_| ()).map_err(|e| e.to_string()))
+    }
+}
+
+impl PendingRecord for Written {
+    fn wait(self: Box<Self>) -> Result<(), String> {
+        self.0.wait().map(|_| ()).map_err(|e| e.to_string())
     }
 }
 
@@ -73,8 +107,8 @@ impl AuditSink for UnavailableAudit {
         Err(self.0.clone())
     }
 
-    fn record(&self, _record: &CallRecord) -> Result<(), String> {
-        Err(self.0.clone())
+    fn record(&self, _record: &CallRecord) -> AuditReceipt {
+        AuditReceipt::done(Err(self.0.clone()))
     }
 }
 

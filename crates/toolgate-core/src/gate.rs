@@ -18,8 +18,8 @@ use crate::sandbox::{NoSandbox, SandboxStage};
 use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
 use crate::stages::{
-    AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest, HookStage, NoAudit,
-    NoConstraints, NoHooks, PolicyStage, Prompter, RiskFloor,
+    AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest,
+    HookStage, NoAudit, NoConstraints, NoHooks, PolicyStage, Prompter, RiskFloor,
 };
 use crate::tool::{Prepared, ToolContext, ToolError};
 
@@ -322,7 +322,10 @@ impl Gate {
                 duration_us: flight.started.elapsed().as_micros() as u64,
             }
         });
-        flight.finish(&result);
+        // The answer goes back only once its record is written.
+        if let Some(receipt) = flight.finish(&result) {
+            flight.settled(receipt.await);
+        }
         result
     }
 
@@ -345,7 +348,9 @@ impl Gate {
             additional_context: Vec::new(),
             duration_us: flight.started.elapsed().as_micros() as u64,
         };
-        flight.finish(&result);
+        if let Some(receipt) = flight.finish(&result) {
+            flight.settled(receipt.wait());
+        }
         result
     }
 
@@ -972,20 +977,26 @@ impl Flight {
         push_stage(&mut self.record, stage, status, verdict, note);
     }
 
-    fn finish(&mut self, result: &CallResult) {
+    /// Completes the record and hands it to the sink (once); the caller waits for the
+    /// receipt before answering.
+    fn finish(&mut self, result: &CallResult) -> Option<AuditReceipt> {
         self.record.status = if result.is_error() { "error" } else { "ok" }.into();
         self.record.code = result.error().map(|e| e.code);
         self.record.output_bytes = result.output().map_or(0, ToolOutput::size_bytes);
-        self.write();
+        self.submit()
     }
 
-    fn write(&mut self) {
+    fn submit(&mut self) -> Option<AuditReceipt> {
         if self.done {
-            return;
+            return None;
         }
         self.done = true;
         self.record.duration_us = self.started.elapsed().as_micros() as u64;
-        if let Err(e) = self.audit.record(&self.record) {
+        Some(self.audit.record(&self.record))
+    }
+
+    fn settled(&self, written: Result<(), String>) {
+        if let Err(e) = written {
             tracing::error!(error = %e, call_id = %self.record.call_id, "audit record could not be written");
         }
     }
@@ -1002,7 +1013,11 @@ impl Drop for Flight {
                 None,
                 Some("the caller dropped the call".into()),
             );
-            self.write();
+            // Nothing can be awaited here; the receipt's blocking wait never needs this
+            // thread's runtime (see `PendingRecord`).
+            if let Some(receipt) = self.submit() {
+                self.settled(receipt.wait());
+            }
         }
     }
 }

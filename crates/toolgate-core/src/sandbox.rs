@@ -305,7 +305,7 @@ fn record_decision(audit: Option<&dyn AuditSink>, d: &ProxyDecision) -> bool {
         return true;
     };
     // A failed write also marks the sink failed, so the gate refuses every later call.
-    match audit.record(&network_record(d)) {
+    match audit.record(&network_record(d)).wait() {
         Ok(()) => true,
         Err(e) => {
             tracing::error!(error = %e, host = %d.host, "network decision could not be audited; connection refused");
@@ -416,12 +416,12 @@ mod tests {
             Ok(())
         }
 
-        fn record(&self, record: &CallRecord) -> Result<(), String> {
+        fn record(&self, record: &CallRecord) -> crate::stages::AuditReceipt {
             self.0
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(record.clone());
-            Ok(())
+            crate::stages::AuditReceipt::done(Ok(()))
         }
     }
 

@@ -2,8 +2,11 @@
 //! constraints (7) and the audit sink. Each has a default that the gate uses until the
 //! capability is configured; the seams are real, so tests plug doubles into them.
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -250,17 +253,80 @@ impl ConstraintStage for NoConstraints {
 }
 
 /// Where audit records go. The gate refuses to run a call when the sink is not ready, so a
-/// call is never run unaudited.
+/// call is never run unaudited, and it returns a call's result only once the sink's
+/// [`AuditReceipt`] for its record has resolved.
 pub trait AuditSink: Send + Sync {
     /// Whether a record can be written now; the error says why not.
     fn ready(&self) -> Result<(), String>;
 
-    /// Writes one record.
-    fn record(&self, record: &CallRecord) -> Result<(), String>;
+    /// Hands one record to the sink. The receipt resolves once the record is written as the
+    /// sink promises (a file sink: under its fsync policy), or could not be. Dropping the
+    /// receipt does not withdraw the record.
+    fn record(&self, record: &CallRecord) -> AuditReceipt;
 
     /// Redacts secrets from an input before it is recorded.
     fn redact(&self, input: &Value) -> Value {
         input.clone()
+    }
+}
+
+/// A record that a sink has accepted and not yet written (see [`AuditReceipt::pending`]).
+///
+/// It must resolve without help from the async runtime of whoever waits: the gate also
+/// waits for it synchronously ([`PendingRecord::wait`]) where it cannot await (a call
+/// dropped mid-flight, [`Gate::reject`](crate::Gate::reject)), possibly on that runtime's
+/// only thread. Complete it from the sink's own thread or runtime, or write in `wait`.
+pub trait PendingRecord: Future<Output = Result<(), String>> + Send + Unpin {
+    /// Blocks the calling thread until the record is written (or could not be).
+    fn wait(self: Box<Self>) -> Result<(), String>;
+}
+
+/// What [`AuditSink::record`] returns: a future that resolves once the record is written.
+#[must_use = "a receipt resolves when the record is written"]
+pub struct AuditReceipt(Receipt);
+
+enum Receipt {
+    Done(Option<Result<(), String>>),
+    Pending(Box<dyn PendingRecord>),
+}
+
+impl std::fmt::Debug for AuditReceipt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Receipt::Done(r) => f.debug_tuple("AuditReceipt::Done").field(r).finish(),
+            Receipt::Pending(_) => f.write_str("AuditReceipt::Pending"),
+        }
+    }
+}
+
+impl AuditReceipt {
+    /// A record already written (or refused).
+    pub fn done(result: Result<(), String>) -> Self {
+        Self(Receipt::Done(Some(result)))
+    }
+
+    /// A record still being written.
+    pub fn pending(record: impl PendingRecord + 'static) -> Self {
+        Self(Receipt::Pending(Box::new(record)))
+    }
+
+    /// Blocks the calling thread until the record is written (see [`PendingRecord`]).
+    pub fn wait(self) -> Result<(), String> {
+        match self.0 {
+            Receipt::Done(r) => r.unwrap_or(Ok(())),
+            Receipt::Pending(p) => p.wait(),
+        }
+    }
+}
+
+impl Future for AuditReceipt {
+    type Output = Result<(), String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.0 {
+            Receipt::Done(r) => Poll::Ready(r.take().unwrap_or(Ok(()))),
+            Receipt::Pending(p) => Pin::new(p.as_mut()).poll(cx),
+        }
     }
 }
 
@@ -273,7 +339,7 @@ impl AuditSink for NoAudit {
         Ok(())
     }
 
-    fn record(&self, _record: &CallRecord) -> Result<(), String> {
-        Ok(())
+    fn record(&self, _record: &CallRecord) -> AuditReceipt {
+        AuditReceipt::done(Ok(()))
     }
 }

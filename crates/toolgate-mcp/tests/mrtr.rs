@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
 use toolgate_core::policy::{EnginePolicy, EnginePrompter};
-use toolgate_core::stages::AuditSink;
+use toolgate_core::stages::{AuditReceipt, AuditSink};
 use toolgate_core::{Gate, Registry};
 use toolgate_mcp::ElicitingPrompter;
 use toolgate_policy::{DenyAllPrompter, Engine};
@@ -25,9 +25,9 @@ impl AuditSink for Records {
         Ok(())
     }
 
-    fn record(&self, record: &CallRecord) -> Result<(), String> {
+    fn record(&self, record: &CallRecord) -> AuditReceipt {
         self.0.lock().unwrap().push(record.clone());
-        Ok(())
+        AuditReceipt::done(Ok(()))
     }
 }
 

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_core::stages::{
-    AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage, PolicyStage,
+    AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage, PolicyStage,
     PostHookOutcome, PreHookOutcome, Prompter,
 };
 use toolgate_core::{Registry, ToolContext, ToolError, TypedTool};
@@ -177,9 +177,9 @@ impl AuditSink for MemoryAudit {
         }
     }
 
-    fn record(&self, record: &CallRecord) -> Result<(), String> {
+    fn record(&self, record: &CallRecord) -> AuditReceipt {
         self.records.lock().unwrap().push(record.clone());
-        Ok(())
+        AuditReceipt::done(Ok(()))
     }
 
     fn redact(&self, input: &Value) -> Value {
