@@ -567,16 +567,18 @@ impl Gate {
         );
 
         // 7 constrain
-        if let Err(err) = self.shared.constraints.admit(&spec, &self.session) {
-            flight.stage(
-                Stage::Constrain,
-                StageStatus::Fail,
-                None,
-                Some(err.message.clone()),
-            );
-            return finish(Err(err), Some(verdict), context_notes);
+        match self.shared.constraints.admit(&spec, &self.session).await {
+            Ok(admitted) => flight.stage(Stage::Constrain, StageStatus::Pass, None, admitted.note),
+            Err(err) => {
+                flight.stage(
+                    Stage::Constrain,
+                    StageStatus::Fail,
+                    None,
+                    Some(err.message.clone()),
+                );
+                return finish(Err(err), Some(verdict), context_notes);
+            }
         }
-        flight.stage(Stage::Constrain, StageStatus::Pass, None, None);
 
         // 8 sandbox
         match self

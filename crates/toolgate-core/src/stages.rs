@@ -232,9 +232,11 @@ impl HookStage for NoHooks {
 }
 
 /// Stage 7 (before running) and part of stage 11 (after): rate limits, size caps, masking.
+#[async_trait]
 pub trait ConstraintStage: Send + Sync {
-    /// Refuses a call over a limit (`rate_limited` or `denied`).
-    fn admit(&self, spec: &ToolSpec, session: &Session) -> Result<(), CallError>;
+    /// Refuses a call over a limit (`rate_limited` or `denied`). Async because a limit may
+    /// be counted in a store shared by several processes.
+    async fn admit(&self, spec: &ToolSpec, session: &Session) -> Result<Admitted, CallError>;
 
     /// Adjusts a successful output (caps, masking).
     fn shape(&self, _spec: &ToolSpec, output: ToolOutput) -> ToolOutput {
@@ -242,13 +244,22 @@ pub trait ConstraintStage: Send + Sync {
     }
 }
 
+/// A call that passed stage 7.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Admitted {
+    /// Something the audit record must say about how it was admitted: a degradation, such
+    /// as a shared rate-limit store that could not be reached and the fallback taken.
+    pub note: Option<String>,
+}
+
 /// No constraints configured.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoConstraints;
 
+#[async_trait]
 impl ConstraintStage for NoConstraints {
-    fn admit(&self, _spec: &ToolSpec, _session: &Session) -> Result<(), CallError> {
-        Ok(())
+    async fn admit(&self, _spec: &ToolSpec, _session: &Session) -> Result<Admitted, CallError> {
+        Ok(Admitted::default())
     }
 }
 

@@ -98,6 +98,7 @@ pub mod floor;
 pub mod modes;
 pub mod profiles;
 pub mod prompt;
+pub mod rate;
 pub mod readonly;
 mod rules;
 pub mod settings;

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_core::stages::{
-    AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage, PolicyStage,
-    PostHookOutcome, PreHookOutcome, Prompter,
+    Admitted, AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage,
+    PolicyStage, PostHookOutcome, PreHookOutcome, Prompter,
 };
 use toolgate_core::{Registry, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::*;
@@ -301,8 +301,13 @@ pub struct CountLimit {
     pub seen: Mutex<usize>,
 }
 
+#[async_trait]
 impl ConstraintStage for CountLimit {
-    fn admit(&self, spec: &ToolSpec, _session: &toolgate_core::Session) -> Result<(), CallError> {
+    async fn admit(
+        &self,
+        spec: &ToolSpec,
+        _session: &toolgate_core::Session,
+    ) -> Result<Admitted, CallError> {
         let mut seen = self.seen.lock().unwrap();
         *seen += 1;
         if *seen > self.max {
@@ -313,6 +318,6 @@ impl ConstraintStage for CountLimit {
             )
             .with_layer(Layer::Constraint));
         }
-        Ok(())
+        Ok(Admitted::default())
     }
 }
