@@ -284,7 +284,10 @@ mod tests {
             limit: 5,
             window: Duration::from_secs(1),
         };
-        assert_eq!(store.hit_at(std::slice::from_ref(&old), t0), RateVerdict::Admitted);
+        assert_eq!(
+            store.hit_at(std::slice::from_ref(&old), t0),
+            RateVerdict::Admitted
+        );
         let later = t0 + Duration::from_secs(2);
         let live = RateHit {
             key: "live".into(),

@@ -136,6 +136,20 @@ pub struct AuditArgs {
     /// When to fsync the audit log: always, batch, never.
     #[arg(long, default_value = "batch")]
     pub fsync: String,
+
+    /// Shared state (flattened here so every front door that writes an audit log, and so
+    /// runs tools, takes it too).
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+/// State shared with other processes and replicas.
+#[derive(Debug, Args, Clone, Default)]
+pub struct StateArgs {
+    /// Count rate limits in this Redis server, shared by every process and replica using
+    /// it (redis://[:PASSWORD@]HOST[:PORT][/DB]); default: in this process.
+    #[arg(long = "state", value_name = "URL")]
+    pub url: Option<String>,
 }
 
 /// Result format for `exec`.

@@ -47,6 +47,9 @@ pub enum SetupError {
     /// The hooks in the settings are malformed.
     #[error(transparent)]
     Hooks(#[from] toolgate_hooks::HookError),
+    /// The shared state (`--state`) is misconfigured.
+    #[error(transparent)]
+    State(#[from] toolgate_state::StateError),
     /// The path of this executable (the sandbox helper) is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -152,7 +155,7 @@ pub fn gate(
             prompt_source(session),
         ))))
         .constraints(Arc::new(EngineConstraints {
-            constraints: Arc::new(settings.constraints(profile.as_ref())),
+            constraints: Arc::new(constraints(&settings, profile.as_ref(), audit)?),
             scope,
         }));
     let mut add_dirs: Vec<PathBuf> = session.add_dirs.clone();
@@ -226,6 +229,22 @@ pub fn gate(
         gate: builder.build()?,
         engine,
     })
+}
+
+/// The settings' constraints, their rate limits counted in the `--state` store if given.
+fn constraints(
+    settings: &toolgate_policy::Settings,
+    profile: Option<&toolgate_policy::Profile>,
+    audit: Option<&AuditArgs>,
+) -> Result<toolgate_policy::Constraints, SetupError> {
+    let constraints = settings.constraints(profile);
+    match audit.and_then(|a| a.state.url.as_deref()) {
+        Some(url) => {
+            let store = toolgate_state::RedisRateStore::open_checked(url)?;
+            Ok(constraints.with_store(Arc::new(store)))
+        }
+        None => Ok(constraints),
+    }
 }
 
 /// The hooks of every settings source. A project's hooks are active only once the
