@@ -62,6 +62,7 @@
 //! [`AuditLog::head`]) somewhere that person cannot change, and compare.
 #![deny(missing_docs)]
 
+pub mod chain;
 mod durable;
 mod error;
 mod file;
@@ -71,6 +72,7 @@ mod read;
 mod redact;
 pub mod rules;
 mod scan;
+pub mod ship;
 mod sink;
 mod stats;
 mod verify;
@@ -81,7 +83,7 @@ pub use group::Ticket;
 pub use line::GENESIS_HASH;
 pub use read::{Entry, FOLLOW_POLL_INTERVAL, Follower, Records, Tail, read_records, tail};
 pub use redact::{ExtraPattern, REDACTED, RedactionConfig, Redactor, RedactorBuilder};
-pub use sink::{FileAudit, UnavailableAudit, open_or_refuse};
+pub use sink::{FileAudit, UnavailableAudit, open_or_refuse, open_or_refuse_with};
 pub use stats::{Stats, ToolStats, percentile, stats};
 pub use verify::{
     EXIT_OK, EXIT_TAMPERED, EXIT_TORN_TAIL, EXIT_UNREADABLE, TamperKind, VerifyReport,

@@ -100,6 +100,28 @@ pub(crate) fn build_into(buf: &mut Vec<u8>, seq: u64, prev: &str, record_json: &
     hash
 }
 
+/// The record a valid line carries, as it was given to [`build`]: the bytes between the
+/// envelope's `prev` and `hash`, in braces. `{}` for a line that is not one.
+pub(crate) fn record_json(line: &[u8]) -> Vec<u8> {
+    let body = line
+        .strip_prefix(SEQ_PREFIX)
+        .and_then(|rest| {
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            rest.get(digits + PREV_PREFIX.len() + HEX_LEN + 1..)
+        })
+        .and_then(|rest| rest.get(..rest.len().checked_sub(SUFFIX_LEN)?));
+    match body.and_then(|b| b.strip_prefix(b",")) {
+        Some(fields) => {
+            let mut out = Vec::with_capacity(fields.len() + 2);
+            out.push(b'{');
+            out.extend_from_slice(fields);
+            out.push(b'}');
+            out
+        }
+        None => b"{}".to_vec(),
+    }
+}
+
 /// Whether an incomplete last line could be a record cut short by a crash: a prefix of
 /// what the writer writes (it starts like a record and is valid UTF-8 except perhaps for a
 /// character cut in half at its end). Anything else at the end of a log is not a crash.
@@ -237,6 +259,18 @@ mod tests {
         let v: Value = serde_json::from_slice(&line).unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["seq", "prev", "kind", "n", "hash"]);
+    }
+
+    #[test]
+    fn the_record_comes_back_out_of_its_line() {
+        for record in [
+            &br#"{"kind":"call","n":1,"s":"a,\"hash\":\"x\"}"}"#[..],
+            b"{}",
+        ] {
+            let (line, _) = build(12345, GENESIS_HASH, record);
+            assert_eq!(record_json(strip_nl(&line)), record);
+        }
+        assert_eq!(record_json(b"garbage"), b"{}");
     }
 
     #[test]

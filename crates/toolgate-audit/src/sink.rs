@@ -9,7 +9,8 @@ use std::task::{Context, Poll};
 use toolgate_core::stages::{AuditReceipt, AuditSink, PendingRecord};
 use toolgate_protocol::CallRecord;
 
-use crate::{AuditError, AuditLog, FsyncPolicy, Ticket};
+use crate::ship::{Destination, ShipOptions, Shipper};
+use crate::{AuditError, AuditLog, AuditOptions, FsyncPolicy, Ticket};
 
 /// An append-only, hash-chained audit log file. After a failed write, every later call is
 /// refused (`audit_unavailable`) rather than run unaudited.
@@ -20,9 +21,14 @@ use crate::{AuditError, AuditLog, FsyncPolicy, Ticket};
 /// The log redacts every record as a whole when it appends it (with the default rules
 /// unless opened with other [`AuditOptions`](crate::AuditOptions)), so this sink does not redact
 /// inputs a second time.
+///
+/// Copies of the log go to [`Destination`]s (an OpenTelemetry collector, PostgreSQL) by
+/// [`Shipper`]s the sink owns: the file stays the source of truth, calls never wait for a
+/// destination, and a destination that is down catches up later (see [`crate::ship`]).
 pub struct FileAudit {
-    log: AuditLog,
+    log: Arc<AuditLog>,
     failed: Mutex<Option<String>>,
+    shippers: Mutex<Vec<Shipper>>,
 }
 
 impl FileAudit {
@@ -34,14 +40,35 @@ impl FileAudit {
     /// Wraps an open log.
     pub fn new(log: AuditLog) -> Self {
         Self {
-            log,
+            log: Arc::new(log),
             failed: Mutex::new(None),
+            shippers: Mutex::new(Vec::new()),
         }
     }
 
     /// The underlying log.
     pub fn log(&self) -> &AuditLog {
         &self.log
+    }
+
+    /// Also copies the log to `destination`, from a thread of its own.
+    pub fn ship_to(
+        &self,
+        destination: Arc<dyn Destination>,
+        options: ShipOptions,
+    ) -> Result<(), AuditError> {
+        let shipper =
+            Shipper::start(Arc::clone(&self.log), destination, options).map_err(|source| {
+                AuditError::Open {
+                    path: self.log.path().to_owned(),
+                    source,
+                }
+            })?;
+        self.shippers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(shipper);
+        Ok(())
     }
 }
 
@@ -92,6 +119,10 @@ impl PendingRecord for Written {
 
 impl Drop for FileAudit {
     fn drop(&mut self) {
+        // Each delivers what it can within its drain timeout; the rest waits in the log.
+        let shippers =
+            std::mem::take(&mut *self.shippers.lock().unwrap_or_else(PoisonError::into_inner));
+        shippers.into_iter().for_each(Shipper::stop);
         if let Err(e) = self.log.flush() {
             tracing::error!(error = %e, "audit log could not be flushed");
         }
@@ -116,7 +147,30 @@ impl AuditSink for UnavailableAudit {
 /// Front doors use this so a broken audit path is reported per call and the process keeps
 /// serving.
 pub fn open_or_refuse(path: &Path, fsync: FsyncPolicy) -> Arc<dyn AuditSink> {
-    match FileAudit::open(path, fsync) {
+    open_or_refuse_with(
+        path,
+        AuditOptions {
+            fsync,
+            ..AuditOptions::default()
+        },
+        Vec::new(),
+    )
+}
+
+/// [`open_or_refuse`] with chosen options, shipping the log to `destinations`.
+pub fn open_or_refuse_with(
+    path: &Path,
+    options: AuditOptions,
+    destinations: Vec<Arc<dyn Destination>>,
+) -> Arc<dyn AuditSink> {
+    let opened = AuditLog::open_with(path, options).map(FileAudit::new);
+    let shipped = opened.and_then(|sink| {
+        for d in destinations {
+            sink.ship_to(d, ShipOptions::default())?;
+        }
+        Ok(sink)
+    });
+    match shipped {
         Ok(sink) => Arc::new(sink),
         Err(e) => {
             tracing::error!(error = %e, "audit log unavailable; every call will be refused");
