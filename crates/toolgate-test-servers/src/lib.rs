@@ -1,5 +1,7 @@
 //! Throwaway PostgreSQL and Redis servers for toolgate's tests: each test starts its own,
-//! on loopback, with its data in a temp dir, and stops it when the handle drops.
+//! on loopback, with its data in a temp dir, and stops it when the handle drops. And a
+//! fixture OpenTelemetry collector ([`Collector`]) that decodes what it receives and can
+//! be told to fail.
 //!
 //! The servers come from the distribution's packages (`postgresql`, `redis-server`; CI
 //! installs them in `.ci/run`). A test that needs a server that is not installed fails
@@ -16,6 +18,10 @@
 //! let url = redis.url(); // redis://127.0.0.1:PORT/0
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod collector;
+
+pub use collector::{Collector, Log, Span};
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
