@@ -68,6 +68,7 @@ mod error;
 mod file;
 mod group;
 mod line;
+pub mod query;
 mod read;
 mod redact;
 pub mod rules;
