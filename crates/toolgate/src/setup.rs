@@ -47,6 +47,15 @@ pub enum SetupError {
     /// The hooks in the settings are malformed.
     #[error(transparent)]
     Hooks(#[from] toolgate_hooks::HookError),
+    /// An `--audit` target is neither a file nor a store URL.
+    #[error("{0}")]
+    AuditTarget(String),
+    /// The PostgreSQL audit store is misconfigured.
+    #[error("--audit: {0}")]
+    AuditStore(#[from] toolgate_audit_postgres::PgError),
+    /// The OTLP exporter is misconfigured.
+    #[error(transparent)]
+    Otlp(#[from] toolgate_otel::OtelError),
     /// The shared state (`--state`) is misconfigured.
     #[error(transparent)]
     State(#[from] toolgate_state::StateError),
@@ -168,13 +177,7 @@ pub fn gate(
     if let Some(audit) = audit
         && !audit.no_audit
     {
-        let fsync =
-            FsyncPolicy::from_str(&audit.fsync).map_err(|e| SetupError::Fsync(e.to_string()))?;
-        let path = audit
-            .audit
-            .clone()
-            .unwrap_or_else(|| default_audit_path(&session.workspace));
-        audit_sink = Some(toolgate_audit::open_or_refuse(&path, fsync));
+        audit_sink = Some(audit_sink_for(&session.workspace, audit)?);
     }
     if settings
         .sandbox
@@ -229,6 +232,56 @@ pub fn gate(
         gate: builder.build()?,
         engine,
     })
+}
+
+/// The audit sink `--audit` and `--otlp` ask for: the local log (the file given, else the
+/// default), copied to each PostgreSQL URL and the OTLP collector. A log that cannot be
+/// opened refuses every call; a misconfigured destination stops the front door here.
+fn audit_sink_for(
+    workspace: &Path,
+    audit: &AuditArgs,
+) -> Result<Arc<dyn toolgate_core::stages::AuditSink>, SetupError> {
+    let fsync =
+        FsyncPolicy::from_str(&audit.fsync).map_err(|e| SetupError::Fsync(e.to_string()))?;
+    let mut files = Vec::new();
+    let mut destinations: Vec<Arc<dyn toolgate_audit::ship::Destination>> = Vec::new();
+    for target in &audit.audit {
+        if toolgate_audit_postgres::PgTarget::is_url(target) {
+            destinations.push(Arc::new(
+                toolgate_audit_postgres::PgDestination::open_checked(target)?,
+            ));
+        } else if target.contains("://") {
+            return Err(SetupError::AuditTarget(format!(
+                "--audit {target}: not a file path and not a postgres:// URL"
+            )));
+        } else {
+            files.push(PathBuf::from(target));
+        }
+    }
+    if files.len() > 1 {
+        return Err(SetupError::AuditTarget(
+            "--audit: one log file at most (it is the source of truth that PostgreSQL and \
+             OTLP copies come from)"
+                .into(),
+        ));
+    }
+    if let Some(url) = &audit.otlp {
+        destinations.push(Arc::new(toolgate_otel::OtlpDestination::new(
+            url,
+            Default::default(),
+        )?));
+    }
+    let path = files.pop().unwrap_or_else(|| default_audit_path(workspace));
+    let options = toolgate_audit::AuditOptions {
+        fsync,
+        batch_interval: std::time::Duration::from_millis(audit.fsync_interval),
+        ..toolgate_audit::AuditOptions::default()
+    };
+    Ok(toolgate_audit::open_or_refuse_with(
+        &path,
+        options,
+        destinations,
+    ))
 }
 
 /// The settings' constraints, their rate limits counted in the `--state` store if given.

@@ -193,6 +193,9 @@ impl Shipper {
     ) -> std::io::Result<Shipper> {
         let signal = Arc::new(Signal::default());
         let describe = destination.describe();
+        // Where "from now on" is, taken now: records of calls made while the thread starts
+        // are after it.
+        let end = (destination.start_at() == StartAt::End).then(|| reader::end_of(log.path()));
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -203,6 +206,7 @@ impl Shipper {
             destination,
             options,
             signal: Arc::clone(&signal),
+            end,
         };
         let thread = std::thread::Builder::new()
             .name("toolgate-audit-ship".into())
@@ -274,6 +278,8 @@ struct Run {
     destination: Arc<dyn Destination>,
     options: ShipOptions,
     signal: Arc<Signal>,
+    /// For [`StartAt::End`]: offset, seq and hash of the log's end when shipping started.
+    end: Option<(u64, u64, String)>,
 }
 
 impl Run {
@@ -391,18 +397,10 @@ impl Run {
             }
         }
         let mut cp = Checkpoint::start(describe);
-        if self.destination.start_at() == StartAt::End {
-            let head = self.log.head();
-            if let Ok(len) = std::fs::metadata(&self.path).map(|m| m.len()) {
-                // The log's head and length may disagree if another process appends now;
-                // then `still_matches` fails on the next start and shipping begins anew.
-                cp.offset = len;
-                cp.seq = head.seq;
-                cp.hash = head.hash;
-                if reader::still_matches(&self.path, &cp).is_err() {
-                    cp = Checkpoint::start(self.destination.describe());
-                }
-            }
+        if let Some((offset, seq, hash)) = &self.end {
+            cp.offset = *offset;
+            cp.seq = *seq;
+            cp.hash.clone_from(hash);
         }
         self.save(&cp);
         cp

@@ -61,6 +61,19 @@ pub(crate) fn still_matches(path: &Path, cp: &Checkpoint) -> Result<(), Stuck> {
     }
 }
 
+/// The position just past the last complete record of the log, with its seq and hash (the
+/// start of a log without records).
+pub(crate) fn end_of(path: &Path) -> (u64, u64, String) {
+    let last = File::open(path).ok().and_then(|file| {
+        let len = file.metadata().ok()?.len();
+        let region = scan::read_tail(&file, len, 1).ok()?;
+        let &l = region.lines.last()?;
+        let meta = line::check(region.slice(l)).ok()?;
+        Some((region.file_offset(l) + l.1 as u64 + 1, meta.seq, meta.hash))
+    });
+    last.unwrap_or((0, 0, GENESIS_HASH.to_owned()))
+}
+
 /// Reads up to `max_records` complete records (and about `max_bytes`) after `cp`, stopping
 /// before a line still being written, or before a line that does not verify (an error only
 /// when it is the first).
