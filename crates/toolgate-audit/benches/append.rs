@@ -67,7 +67,10 @@ fn bench_append(c: &mut Criterion) {
             })
         });
         let stats = log.writer_stats();
-        eprintln!("{name}: {} records in {} writes", stats.records, stats.batches);
+        eprintln!(
+            "{name}: {} records in {} writes",
+            stats.records, stats.batches
+        );
     }
 }
 

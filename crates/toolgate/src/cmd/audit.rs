@@ -347,3 +347,35 @@ impl Table {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_query_table_has_one_row_per_record_and_says_what_happened() {
+        let mut t = Table::default();
+        t.push(&json!({"kind": "call", "ts": "2026-01-31T12:00:00.250Z", "session_id": "0123456789abcdef",
+                       "tool": "Bash", "verdict": {"decision": "deny", "rule": "Bash(curl:*)"},
+                       "status": "error", "code": "denied", "duration_us": 1500}));
+        t.push(&json!({"kind": "delivery", "ts": "2026-01-31T12:00:01Z", "status": "failing"}));
+        let text = t.render();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("TIME (UTC)"));
+        assert!(
+            lines[1].contains("2026-01-31 12:00:00.250")
+                && lines[1].contains("0123456789ab ")
+                && lines[1].contains("Bash(curl:*)")
+                && lines[1].contains("denied")
+                && lines[1].contains("1.5 ms"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("delivery") && lines[2].contains("failing"),
+            "{text}"
+        );
+        assert_eq!(lines[3], "2 records");
+    }
+}
