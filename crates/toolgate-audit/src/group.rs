@@ -174,6 +174,16 @@ impl Shared {
     /// As the writer: writes batches until the queue is empty, or hands it over after
     /// [`MAX_DRAIN_ROUNDS`] if a waiting ticket can take it.
     fn drain(&self) {
+        // If writing ever panicked, the next caller must still be able to write.
+        struct Unmark<'a>(&'a Shared);
+        impl Drop for Unmark<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.queue().writing = false;
+                }
+            }
+        }
+        let _unmark = Unmark(self);
         let mut rounds = 0;
         loop {
             let batch = {
