@@ -38,7 +38,8 @@ struct State {
     waiting: Vec<(Arc<Slot>, Appended)>,
     last_sync: Instant,
     stop: bool,
-    /// The thread is waiting for work (so a write must wake it).
+    /// The thread is waiting with nothing to do (so a write must wake it; while it waits
+    /// for a due fsync, writes need not).
     idle: bool,
 }
 
@@ -105,8 +106,12 @@ impl Durable {
         }
         let mut st = self.lock();
         st.waiting.extend(written);
-        st.idle = false;
-        self.wake.notify_one();
+        // Under `always` the thread never waits with a deadline: it is idle or busy syncing
+        // (and then looks at `waiting` again before it sleeps).
+        if st.idle {
+            st.idle = false;
+            self.wake.notify_one();
+        }
     }
 
     /// Fsyncs now, on the caller's thread (an explicit flush).
@@ -159,13 +164,14 @@ impl Durable {
             if st.stop {
                 return;
             }
-            st.idle = true;
             st = if st.dirty {
+                // An fsync is already due at `due`: later writes need not wake the thread.
                 self.wake
                     .wait_timeout(st, due.saturating_duration_since(now))
                     .unwrap_or_else(PoisonError::into_inner)
                     .0
             } else {
+                st.idle = true;
                 self.wake.wait(st).unwrap_or_else(PoisonError::into_inner)
             };
             st.idle = false;
