@@ -32,8 +32,9 @@ TESTS = []
 PROFILES = {
     "toolgate": {
         "profiles": {
-            # A client called "reviewer" sees only Read and Grep.
+            # Sessions of the "reviewer" profile (its token, or --profile) see only Read and Grep.
             "reviewer": {"tools": ["Read", "Grep"]},
+            "trusted-ci": {"mode": "bypassPermissions"},
         }
     }
 }
@@ -212,14 +213,19 @@ async def stdio_progress_for_long_calls():
 
 
 @test
-async def stdio_client_name_selects_profile_and_is_audited():
+async def stdio_profile_comes_from_the_launch_not_the_client_name():
     ws = workspace()
+    # A client calling itself like a profile gets the server's own settings: names are labels.
     async with stdio(ws, "reviewer") as c:
+        names = sorted(t.name for t in (await c.list_tools()).tools)
+        assert "Bash" in names and "Edit" in names, names
+    # The launch's --profile is what selects one.
+    async with stdio(ws, "claude", "--profile", "reviewer") as c:
         names = sorted(t.name for t in (await c.list_tools()).tools)
         assert names == ["Grep", "Read"], names
         assert not (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error
     clients = set(find_key(audit_records(ws), "client"))
-    assert "reviewer" in clients, clients
+    assert "claude@reviewer" in clients, clients
 
 
 @test
@@ -707,10 +713,67 @@ async def http_token_host_and_origin():
         assert status(ok) == 200
         async with http_client(srv.url, "tok", token="s3cret") as c:
             assert not (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error
+    # DELETE ends a session with a completed status (the SDK logs anything else as a
+    # failure: "Session termination failed: 202").
+    with HttpServer(ws) as srv, httpx2.Client(timeout=10) as h:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+        hdrs = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                "MCP-Protocol-Version": "2025-06-18"}
+        sid = h.post(srv.url, json=body, headers=hdrs).headers["mcp-session-id"]
+        gone = h.delete(srv.url, headers={**hdrs, "Mcp-Session-Id": sid})
+        assert gone.status_code in (200, 204), gone.status_code
     # A non-loopback bind without a token refuses to start.
     p = subprocess.run([TOOLGATE, *serve_args(ws), "--http", "0.0.0.0:0"], capture_output=True,
                        text=True, timeout=10, env={k: v for k, v in os.environ.items() if k != "TOOLGATE_MCP_TOKEN"})
     assert p.returncode != 0 and "token" in p.stderr, (p.returncode, p.stderr)
+
+
+@test
+async def http_profiles_bind_to_tokens_not_to_client_names():
+    """A profile is chosen by the bearer token (--token-file), never by clientInfo.name: a
+    reviewer token calling itself "trusted-ci" stays a reviewer, the server's own token
+    calling itself "reviewer" gets the server's settings, and one identity cannot use
+    another's session."""
+    ws = workspace()
+    tokens = ws.parent / f"{ws.name}-tokens.json"
+    tokens.write_text(json.dumps({"reviewer": "tok-reviewer-0123456789", "trusted-ci": "tok-ci-0123456789"}))
+    tokens.chmod(0o600)
+    env = {"TOOLGATE_MCP_TOKEN": "tok-base-0123456789"}
+    with HttpServer(ws, "--token-file", str(tokens), env=env) as srv:
+        for mode in ("legacy", "auto"):
+            async with http_client(srv.url, "trusted-ci", token="tok-reviewer-0123456789", mode=mode) as c:
+                names = sorted(t.name for t in (await c.list_tools()).tools)
+                assert names == ["Grep", "Read"], (mode, names)
+                r = await c.call_tool("Bash", {"command": "touch escaped"})
+                assert r.is_error, text(r)
+            async with http_client(srv.url, "reviewer", token="tok-base-0123456789", mode=mode) as c:
+                names = sorted(t.name for t in (await c.list_tools()).tools)
+                assert "Bash" in names and "Edit" in names, (mode, names)
+        assert not (ws / "escaped").exists()
+        # No token, or a wrong one: nothing.
+        with httpx2.Client(timeout=10) as h:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "trusted-ci", "version": "1"}}}
+            hdrs = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                    "MCP-Protocol-Version": "2025-06-18"}
+            assert h.post(srv.url, json=body, headers=hdrs).status_code == 401
+            # A session opened with the reviewer's token cannot be driven with the CI token.
+            opened = h.post(srv.url, json=body, headers={**hdrs, "Authorization": "Bearer tok-reviewer-0123456789"})
+            assert opened.status_code == 200, opened.text
+            sid = opened.headers["mcp-session-id"]
+            h.post(srv.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                   headers={**hdrs, "Mcp-Session-Id": sid, "Authorization": "Bearer tok-reviewer-0123456789"})
+            hijack = h.post(srv.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                            headers={**hdrs, "Mcp-Session-Id": sid, "Authorization": "Bearer tok-ci-0123456789"})
+            assert "another bearer token" in hijack.text, (hijack.status_code, hijack.text)
+    clients = set(find_key(audit_records(ws), "client"))
+    assert "trusted-ci@reviewer" in clients, clients
+    # A token file others can read is refused.
+    tokens.chmod(0o644)
+    p = subprocess.run([TOOLGATE, *serve_args(ws), "--http", "127.0.0.1:0", "--token-file", str(tokens)],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 64 and "chmod 600" in p.stderr, (p.returncode, p.stderr)
 
 
 async def main() -> int:

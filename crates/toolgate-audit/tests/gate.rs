@@ -59,6 +59,7 @@ fn gate(dir: &std::path::Path, sink: Arc<FileAudit>) -> Gate {
     Gate::builder()
         .workspace(dir)
         .registry(registry)
+        .policy(Arc::new(toolgate_core::stages::AllowAll))
         .audit(sink as Arc<dyn AuditSink>)
         .build()
         .unwrap()

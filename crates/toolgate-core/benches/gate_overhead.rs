@@ -67,7 +67,10 @@ fn gate(dir: &std::path::Path, audit: bool) -> Gate {
         .register(Noop(spec))
         .build()
         .expect("registry");
-    let mut b = Gate::builder().workspace(dir).registry(registry);
+    let mut b = Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
+        .workspace(dir)
+        .registry(registry);
     if audit {
         let sink = FileAudit::open(&dir.join("audit.jsonl"), FsyncPolicy::Never).expect("audit");
         b = b.audit(Arc::new(sink));

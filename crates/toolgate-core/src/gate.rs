@@ -19,7 +19,7 @@ use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
 use crate::stages::{
     AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest,
-    HookStage, NoAudit, NoConstraints, NoHooks, PolicyStage, Prompter, RiskFloor,
+    HookStage, NoAudit, NoConstraints, NoHooks, NoPolicy, PolicyStage, Prompter,
 };
 use crate::tool::{Prepared, ToolContext, ToolError};
 
@@ -52,8 +52,8 @@ pub struct Limits {
     pub max_input_bytes: usize,
     /// Largest inline result text per block; more is saved to `spill_dir`.
     pub max_result_bytes: usize,
-    /// Where over-long results are saved. Default: a per-session directory under the
-    /// system temp dir.
+    /// Where over-long results are saved: a private directory per session is made under
+    /// it. Default: the session's output directory ([`crate::outputs`]).
     pub spill_dir: Option<PathBuf>,
 }
 
@@ -81,6 +81,7 @@ struct Shared {
 /// Builds a [`Gate`].
 pub struct GateBuilder {
     workspace: Option<PathBuf>,
+    home: Option<Option<PathBuf>>,
     add_dirs: Vec<PathBuf>,
     registry: Option<Registry>,
     view: ViewOptions,
@@ -98,11 +99,12 @@ impl Default for GateBuilder {
     fn default() -> Self {
         Self {
             workspace: None,
+            home: None,
             add_dirs: Vec::new(),
             registry: None,
             view: ViewOptions::default(),
             session: SessionOptions::default(),
-            policy: Arc::new(RiskFloor),
+            policy: Arc::new(NoPolicy),
             prompter: Arc::new(DenyPrompter),
             hooks: Arc::new(NoHooks),
             constraints: Arc::new(NoConstraints),
@@ -117,6 +119,13 @@ impl GateBuilder {
     /// The workspace root (required).
     pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
         self.workspace = Some(dir.into());
+        self
+    }
+
+    /// The user's home directory, for `~` and for judging path classes below it (default:
+    /// `$HOME`).
+    pub fn home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = Some(home);
         self
     }
 
@@ -190,6 +199,9 @@ impl GateBuilder {
     pub fn build(self) -> Result<Gate, BuildError> {
         let root = self.workspace.ok_or(BuildError::NoWorkspace)?;
         let mut workspace = Workspace::new(root)?;
+        if let Some(home) = self.home {
+            workspace = workspace.with_home(home);
+        }
         for dir in &self.add_dirs {
             workspace.add_dir(dir)?;
         }
@@ -693,12 +705,13 @@ impl Gate {
         };
 
         // 11 shape
+        let outputs = crate::outputs::SessionOutputs::of(&self.session);
         let outcome = outcome.map(|out| {
             let out = self.shared.constraints.shape(&spec, out);
             shape::cap_output(
                 out,
                 self.shared.limits.max_result_bytes,
-                &self.spill_dir(),
+                &self.spill_dir(&outputs),
                 &call.id,
             )
         });
@@ -706,12 +719,12 @@ impl Gate {
         finish(outcome, Some(verdict), context_notes)
     }
 
-    fn spill_dir(&self) -> PathBuf {
-        match &self.shared.limits.spill_dir {
-            Some(dir) => dir.join(self.session.id()),
-            None => std::env::temp_dir()
-                .join("toolgate-outputs")
-                .join(self.session.id()),
+    /// Where stage 11 saves what it cuts: the session's output directory
+    /// ([`crate::outputs`]), under `Limits::spill_dir` when set.
+    fn spill_dir<'a>(&'a self, outputs: &'a crate::outputs::SessionOutputs) -> shape::Spill<'a> {
+        shape::Spill {
+            outputs,
+            base: self.shared.limits.spill_dir.as_deref(),
         }
     }
 

@@ -9,9 +9,11 @@
 //! ```
 //!
 //! Policy, prompts, hooks, constraints, the sandbox and the audit sink are pluggable stages
-//! ([`stages`], [`sandbox`]); the gate works with defaults (the risk floor as policy, no hooks,
-//! no sandbox, no audit) so each capability can be configured on its own. Tools never check
-//! permissions: the gate does, before `run` is called.
+//! ([`stages`], [`sandbox`]): this crate owns the seams and the pipeline, each capability
+//! crate implements its seam (`toolgate-policy`, `-hooks`, `-sandbox`, `-audit`), and
+//! `toolgate-setup` wires them from settings. The defaults are no hooks, no sandbox, no audit
+//! and *no policy*, which refuses every call: a gate never runs a tool without a decision.
+//! Tools never check permissions: the gate does, before `run` is called.
 //!
 //! ```
 //! use toolgate_core::{Gate, Registry, TypedTool, ToolContext, ToolError};
@@ -44,7 +46,13 @@
 //! };
 //! let registry = Registry::builder().register(Echo(spec)).build().unwrap();
 //! let dir = tempfile::tempdir().unwrap();
-//! let gate = Gate::builder().workspace(dir.path()).registry(registry).build().unwrap();
+//! // This example allows everything; real gates get the permission engine (toolgate-setup).
+//! let gate = Gate::builder()
+//!     .workspace(dir.path())
+//!     .registry(registry)
+//!     .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
+//!     .build()
+//!     .unwrap();
 //!
 //! let ok = gate.execute(ToolCall::new("1", "Echo", json!({"text": "hi"}))).await;
 //! assert_eq!(ok.output().unwrap().joined_text(), "hi");
@@ -55,9 +63,11 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod child;
 mod gate;
-pub mod policy;
+pub mod outputs;
 pub mod registry;
+mod runtime_dir;
 pub mod sandbox;
 pub mod session;
 mod shape;
@@ -68,6 +78,7 @@ pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
+pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
 pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};

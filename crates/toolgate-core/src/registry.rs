@@ -320,13 +320,6 @@ impl Registry {
                     layer: Layer::Default,
                     reason: format!("`{name}` is not in the simple tool set (Bash, Read, Edit)"),
                 })
-            } else if options.mode == PermissionMode::Plan && !entry.spec.annotations.read_only {
-                Some(Hidden {
-                    layer: Layer::Mode,
-                    reason: format!(
-                        "`{name}` changes things and the session is in plan mode; finish planning first"
-                    ),
-                })
             } else {
                 None
             };
@@ -370,7 +363,8 @@ fn compile_patterns(patterns: &[String]) -> Result<Vec<(String, GlobMatcher)>, R
 /// What shapes a view.
 #[derive(Debug, Clone, Default)]
 pub struct ViewOptions {
-    /// The permission mode (plan hides tools that are not read-only).
+    /// The permission mode. It hides nothing: what a mode allows is the permission engine's
+    /// decision, made per call (plan mode still runs read-only Bash commands).
     pub mode: PermissionMode,
     /// Only Bash, Read and Edit.
     pub simple: bool,

@@ -16,6 +16,7 @@ use toolgate_protocol::PermissionMode;
 pub struct Workspace {
     root: PathBuf,
     additional: Vec<PathBuf>,
+    home: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -34,7 +35,28 @@ impl Workspace {
         Ok(Self {
             root: canonical,
             additional: Vec::new(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
         })
+    }
+
+    /// Replaces the home directory (taken from `$HOME` by [`Workspace::new`]).
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    /// The user's home directory, if known.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// What the path-class table says of an absolute, normalised path in this workspace
+    /// (protected, secret, personal), judged below the deepest root or home containing it.
+    pub fn classify(&self, path: &Path) -> toolgate_protocol::paths::Classes {
+        let roots: Vec<&Path> = self.roots().collect();
+        toolgate_protocol::paths::classify(path, &roots, self.home())
     }
 
     /// Adds an additional directory (must exist; canonicalised).

@@ -7,6 +7,15 @@ use std::path::{Path, PathBuf};
 
 use toolgate_protocol::{Content, ToolOutput};
 
+use crate::outputs::SessionOutputs;
+
+/// Where a cut result's full text is saved: the session's output directory (under `base`
+/// when one is configured), within the session's budget.
+pub(crate) struct Spill<'a> {
+    pub outputs: &'a SessionOutputs,
+    pub base: Option<&'a Path>,
+}
+
 /// Default cap on the text of one result, in bytes. Generous, because tools apply tighter,
 /// tool-specific caps (Read ≈100 KB, Bash 30,000 characters); this catches the rest.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
@@ -14,12 +23,13 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
 /// Share of the cap kept from the start of an over-long text; the rest comes from the end.
 const HEAD_SHARE: f64 = 0.8;
 
-/// Cuts each over-long text block to head + tail and saves the whole block under
-/// `spill_dir`. When saving fails the text is still cut, and the notice says so.
-pub fn cap_output(
+/// Cuts each over-long text block to head + tail and saves the whole block in the session's
+/// output directory (kept after the session: the result names it). When saving fails — or
+/// the session's budget is spent — the text is still cut, and the notice says so.
+pub(crate) fn cap_output(
     mut output: ToolOutput,
     max_bytes: usize,
-    spill_dir: &Path,
+    spill: &Spill<'_>,
     call_id: &str,
 ) -> ToolOutput {
     for (index, block) in output.content.iter_mut().enumerate() {
@@ -29,7 +39,7 @@ pub fn cap_output(
         if text.len() <= max_bytes {
             continue;
         }
-        let saved = save_full(spill_dir, call_id, index, text);
+        let saved = save_full(spill, call_id, index, text);
         let head_len = floor_boundary(text, (max_bytes as f64 * HEAD_SHARE) as usize);
         let tail_start = ceil_boundary(text, text.len() - (max_bytes - head_len));
         let omitted = tail_start - head_len;
@@ -65,8 +75,17 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-fn save_full(dir: &Path, call_id: &str, index: usize, text: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+fn save_full(
+    spill: &Spill<'_>,
+    call_id: &str,
+    index: usize,
+    text: &str,
+) -> std::io::Result<PathBuf> {
+    let dir = spill.outputs.dir(spill.base)?;
+    if !spill.outputs.reserve(text.len() as u64) {
+        return Err(std::io::Error::other(spill.outputs.over_cap_notice()));
+    }
+    let dir = dir.as_path();
     let safe_id: String = call_id
         .chars()
         .map(|c| {
@@ -87,6 +106,7 @@ fn save_full(dir: &Path, call_id: &str, index: usize, text: &str) -> std::io::Re
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(text.as_bytes())?;
     tmp.persist(&path).map_err(|e| e.error)?;
+    spill.outputs.keep(&path);
     Ok(path)
 }
 
@@ -94,23 +114,55 @@ fn save_full(dir: &Path, call_id: &str, index: usize, text: &str) -> std::io::Re
 mod tests {
     use super::*;
 
+    use crate::session::{Session, SessionOptions, Workspace};
+
+    fn session(dir: &Path) -> Session {
+        Session::new(
+            Workspace::new(dir).unwrap(),
+            SessionOptions {
+                id: Some("s".into()),
+                ..SessionOptions::default()
+            },
+        )
+    }
+
     #[test]
     fn short_output_is_untouched() {
         let dir = tempfile::tempdir().unwrap();
-        let out = cap_output(ToolOutput::text("hello"), 10, dir.path(), "c1");
+        let s = session(dir.path());
+        let outputs = SessionOutputs::of(&s);
+        let spill = Spill {
+            outputs: &outputs,
+            base: Some(dir.path()),
+        };
+        let out = cap_output(ToolOutput::text("hello"), 10, &spill, "c1");
         assert_eq!(out.joined_text(), "hello");
     }
 
     #[test]
     fn long_output_keeps_head_and_tail_and_saves_all() {
         let dir = tempfile::tempdir().unwrap();
+        let s = session(dir.path());
+        let outputs = SessionOutputs::of(&s);
+        let spill = Spill {
+            outputs: &outputs,
+            base: Some(dir.path()),
+        };
         let text = format!("{}{}", "a".repeat(1000), "é".repeat(1000));
-        let out = cap_output(ToolOutput::text(text.clone()), 200, dir.path(), "call/1");
+        let out = cap_output(ToolOutput::text(text.clone()), 200, &spill, "call/1");
         let shaped = out.joined_text();
         assert!(shaped.starts_with(&"a".repeat(160)));
         assert!(shaped.ends_with('é'));
         assert!(shaped.contains("bytes omitted"));
-        let saved = std::fs::read_to_string(dir.path().join("call_1-0.txt")).unwrap();
+        let saved = std::fs::read_to_string(dir.path().join("s/call_1-0.txt")).unwrap();
         assert_eq!(saved, text);
+        // Past the session's budget the text is still cut, and the notice says why.
+        outputs.set_cap(outputs.used() + 10);
+        let out = cap_output(ToolOutput::text(text), 200, &spill, "call/2");
+        assert!(
+            out.joined_text().contains("reached their limit"),
+            "{}",
+            out.joined_text()
+        );
     }
 }

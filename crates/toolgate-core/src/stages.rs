@@ -11,8 +11,7 @@ use std::task::{Context, Poll};
 use async_trait::async_trait;
 use serde_json::Value;
 use toolgate_protocol::{
-    Access, CallError, CallFacts, CallRecord, Decision, HookRecord, Layer, Risk, ToolOutput,
-    ToolSpec, Verdict,
+    CallError, CallFacts, CallRecord, Decision, HookRecord, Layer, ToolOutput, ToolSpec, Verdict,
 };
 
 use crate::session::Session;
@@ -67,62 +66,20 @@ impl PolicyStage for AllowAll {
     }
 }
 
-/// The default policy until a permission engine is configured: the risk floor alone.
-/// Calls whose analysis found a catastrophic risk are denied, high-risk or opaque calls (an
-/// analyzer could not see what they do) and writes to protected paths ask, and everything
-/// else is allowed. A hook deny or ask is honoured.
+/// The default policy until one is configured: every call is refused, naming what is
+/// missing. The permission engine, with its risk floor, lives in `toolgate-policy` and is
+/// wired by `toolgate-setup`; a gate that runs tools with no decision at all would be the
+/// open door this crate exists to close. Tests and examples that want every call run say so
+/// with [`AllowAll`].
 #[derive(Debug, Default, Clone, Copy)]
-pub struct RiskFloor;
+pub struct NoPolicy;
 
-impl PolicyStage for RiskFloor {
-    fn decide(&self, request: &DecisionRequest<'_>) -> Verdict {
-        if let Some(v) = request.hook
-            && v.decision != Decision::Allow
-        {
-            return v.clone();
-        }
-        let facts = request.facts;
-        let reasons = |min: Risk| {
-            facts
-                .findings
-                .iter()
-                .filter(|f| f.risk >= min)
-                .map(|f| f.reason.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        match facts.max_risk() {
-            Some(Risk::Catastrophic) => {
-                return Verdict::new(Decision::Deny, Layer::Risk, reasons(Risk::Catastrophic));
-            }
-            Some(Risk::High) => {
-                return Verdict::new(Decision::Ask, Layer::Risk, reasons(Risk::High));
-            }
-            _ => {}
-        }
-        if facts.opaque {
-            return Verdict::new(
-                Decision::Ask,
-                Layer::Risk,
-                "toolgate could not see what this call does",
-            );
-        }
-        if let Some(p) = facts
-            .paths
-            .iter()
-            .find(|p| p.protected && p.access != Access::Read)
-        {
-            return Verdict::new(
-                Decision::Ask,
-                Layer::Risk,
-                format!("{} is a protected path", p.path.display()),
-            );
-        }
-        Verdict::new(
-            Decision::Allow,
-            Layer::Default,
-            "no permission rules configured; the risk floor allows it",
-        )
+/// What [`NoPolicy`] answers.
+pub const NO_POLICY_REASON: &str = "no permission policy is configured for this gate; build it with toolgate-setup (or plug a PolicyStage into Gate::builder().policy(..))";
+
+impl PolicyStage for NoPolicy {
+    fn decide(&self, _request: &DecisionRequest<'_>) -> Verdict {
+        Verdict::new(Decision::Deny, Layer::Default, NO_POLICY_REASON)
     }
 }
 

@@ -43,6 +43,17 @@ pub enum ToolError {
     /// The tool needed a sandbox that could not be set up.
     #[error("{0}")]
     SandboxUnavailable(String),
+    /// A field the schema cannot judge is malformed (a URL that is not one, a scheme the
+    /// tool does not speak): say what to send instead.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The tool refused on a safety rule of its own that no permission can lift (a network
+    /// destination on a refused address): say why.
+    #[error("{0}")]
+    Denied(String),
+    /// A per-session budget of the tool is used up (WebSearch's search cap).
+    #[error("{0}")]
+    RateLimited(String),
 }
 
 impl ToolError {
@@ -54,6 +65,9 @@ impl ToolError {
             ToolError::Timeout(_) | ToolError::TimeoutWithOutput { .. } => ErrorCode::Timeout,
             ToolError::Cancelled => ErrorCode::Cancelled,
             ToolError::SandboxUnavailable(_) => ErrorCode::SandboxUnavailable,
+            ToolError::InvalidInput(_) => ErrorCode::InvalidInput,
+            ToolError::Denied(_) => ErrorCode::Denied,
+            ToolError::RateLimited(_) => ErrorCode::RateLimited,
         }
     }
 }

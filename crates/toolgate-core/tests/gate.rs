@@ -26,6 +26,7 @@ fn fixture() -> (Fixture, GateBuilder) {
     let builder = Gate::builder()
         .workspace(dir.path())
         .registry(registry(&timeline))
+        .policy(Arc::new(toolgate_core::stages::AllowAll))
         .audit(audit.clone() as Arc<dyn AuditSink>)
         .limits(Limits {
             spill_dir: Some(dir.path().join("spill")),
@@ -557,10 +558,12 @@ async fn sessions_are_independent() {
         .new_session(
             SessionOptions {
                 id: Some("s2".into()),
-                mode: PermissionMode::Plan,
                 ..Default::default()
             },
-            None,
+            Some(ViewOptions {
+                deny: vec!["Writer".into()],
+                ..Default::default()
+            }),
         )
         .unwrap();
     gate.execute(call("Writer", json!({}))).await;
@@ -568,7 +571,7 @@ async fn sessions_are_independent() {
     assert_eq!(
         code(&r),
         Some(ErrorCode::Denied),
-        "plan mode hides writers in the second session only"
+        "the second session's view hides the writer, the first's does not"
     );
     let ids: Vec<String> = fx
         .audit
@@ -608,86 +611,22 @@ async fn long_results_are_capped_and_saved() {
     assert_eq!(saved, 1);
 }
 
-struct Facts(CallFacts);
-impl toolgate_core::stages::PolicyStage for Facts {
-    fn decide(&self, request: &toolgate_core::stages::DecisionRequest<'_>) -> Verdict {
-        let mut facts = self.0.clone();
-        facts.subject = request.facts.subject.clone();
-        toolgate_core::stages::RiskFloor.decide(&toolgate_core::stages::DecisionRequest {
-            facts: &facts,
-            ..*request
-        })
-    }
-}
-
 #[tokio::test]
-async fn the_default_policy_is_the_risk_floor() {
-    let finding = |risk| Finding {
-        risk,
-        category: "test".into(),
-        reason: format!("{risk:?} finding"),
-    };
-    let cases = [
-        (
-            CallFacts {
-                findings: vec![finding(Risk::Catastrophic)],
-                ..Default::default()
-            },
-            Some(Layer::Risk),
-        ),
-        (
-            CallFacts {
-                findings: vec![finding(Risk::High)],
-                ..Default::default()
-            },
-            Some(Layer::User),
-        ),
-        (
-            CallFacts {
-                opaque: true,
-                ..Default::default()
-            },
-            Some(Layer::User),
-        ),
-        (
-            CallFacts {
-                paths: vec![PathFact {
-                    beneath: toolgate_protocol::Beneath::Nothing,
-                    beneath_only: Vec::new(),
-                    path: "/ws/.git/config".into(),
-                    access: Access::Write,
-                    inside_roots: true,
-                    protected: true,
-                }],
-                ..Default::default()
-            },
-            Some(Layer::User),
-        ),
-        (
-            CallFacts {
-                paths: vec![PathFact {
-                    beneath: toolgate_protocol::Beneath::Nothing,
-                    beneath_only: Vec::new(),
-                    path: "/ws/.git/config".into(),
-                    access: Access::Read,
-                    inside_roots: true,
-                    protected: true,
-                }],
-                findings: vec![finding(Risk::Moderate)],
-                ..Default::default()
-            },
-            None,
-        ),
-    ];
-    for (facts, denied_by) in cases {
-        let (fx, b) = fixture();
-        let gate = b.policy(Arc::new(Facts(facts.clone()))).build().unwrap();
-        let r = gate.execute(call("Writer", json!({}))).await;
-        assert_eq!(r.error().and_then(|e| e.layer), denied_by, "{facts:?}");
-        assert_eq!(fx.timeline.lock().unwrap().is_empty(), denied_by.is_some());
-    }
-    // And it is what a gate gets when no policy is configured.
-    let (_fx, b) = fixture();
-    let r = b.build().unwrap().execute(call("Reader", json!({}))).await;
-    assert_eq!(r.verdict.unwrap().layer, Layer::Default);
+async fn without_a_policy_every_call_is_refused_unrun() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline: Timeline = Arc::default();
+    let gate = Gate::builder()
+        .workspace(dir.path())
+        .registry(registry(&timeline))
+        .build()
+        .unwrap();
+    let r = gate.execute(call("Reader", json!({}))).await;
+    let err = r.error().unwrap();
+    assert_eq!(err.code, ErrorCode::Denied);
+    assert!(
+        err.message.contains("no permission policy"),
+        "{}",
+        err.message
+    );
+    assert!(timeline.lock().unwrap().is_empty());
 }

@@ -25,15 +25,18 @@ fn reg() -> Registry {
 }
 
 #[test]
-fn plan_mode_hides_writing_tools() {
-    let v = names(
+fn modes_hide_nothing_the_policy_decides_per_call() {
+    // Plan mode still runs read-only Bash commands and refuses edits: the permission
+    // engine's decision, not the view's.
+    let all = names(&reg(), ViewOptions::default());
+    let plan = names(
         &reg(),
         ViewOptions {
             mode: PermissionMode::Plan,
             ..Default::default()
         },
     );
-    assert_eq!(v, ["Reader", "Read", "mcp__gh__issues"]);
+    assert_eq!(plan, all);
 }
 
 #[test]
@@ -102,14 +105,14 @@ fn allow_list_and_simple_set() {
 fn hidden_tools_are_reported_as_denied_not_unknown() {
     let view = reg()
         .view(&ViewOptions {
-            mode: PermissionMode::Plan,
+            deny: vec!["Writer".into()],
             ..Default::default()
         })
         .unwrap();
     match view.lookup("Writer") {
         Lookup::Hidden(h) => {
-            assert_eq!(h.layer, Layer::Mode);
-            assert!(h.reason.contains("plan mode"));
+            assert_eq!(h.layer, Layer::Rule);
+            assert!(h.reason.contains("denied by the rule"), "{}", h.reason);
         }
         other => panic!("expected Hidden, got {other:?}"),
     }

@@ -62,7 +62,10 @@ fn gate(dir: &std::path::Path, handler: Option<Value>) -> Gate {
         .register(Noop(spec))
         .build()
         .expect("registry");
-    let mut b = Gate::builder().workspace(dir).registry(registry);
+    let mut b = Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
+        .workspace(dir)
+        .registry(registry);
     if let Some(h) = handler {
         let hooks = json!({"PreToolUse": [{"matcher": "*", "hooks": [h]}]});
         let config = HookConfig::from_settings(&[(hooks, true, "bench".into())], false, false)

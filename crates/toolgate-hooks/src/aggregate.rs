@@ -101,11 +101,14 @@ pub(crate) fn aggregate(
     );
     let mut inputs: Vec<&Value> = Vec::new();
     for r in &results {
+        // What a hook printed (its reason, its error) and its configured command line are
+        // recorded masked, whatever sink the record goes to (docs/audit.md).
+        let redactor = toolgate_audit::Redactor::shared();
         out.records.push(HookRecord {
             event: event.as_str().to_owned(),
-            handler: r.handler.clone(),
+            handler: redactor.redact_str(&r.handler).into_owned(),
             outcome: r.outcome().to_owned(),
-            detail: r.detail(),
+            detail: r.detail().map(|d| redactor.redact_str(&d).into_owned()),
             duration_ms: r.duration_ms,
         });
         if r.status != HookStatus::Ok {

@@ -12,7 +12,7 @@ use toolgate_protocol::{CallError, Decision, ErrorCode, HookRecord, Layer, ToolO
 use crate::aggregate::{EventOutcome, aggregate};
 use crate::config::{Handler, HandlerKind, HookConfig, HookEvent};
 use crate::error::HookError;
-use crate::matcher::{IfMatcher, SimpleIfMatcher};
+use crate::matcher::{IfMatcher, RunAlways};
 use crate::protocol::{
     HookDecision, HookResult, HookStatus, MAX_STRING_CHARS, interpret, text_output,
 };
@@ -47,12 +47,13 @@ impl std::fmt::Debug for HookEngine {
 }
 
 impl HookEngine {
-    /// An engine for `config`, with the built-in [`SimpleIfMatcher`].
+    /// An engine for `config`; `if` rules are not interpreted until a matcher is plugged in
+    /// ([`RunAlways`]).
     pub fn new(config: HookConfig, env: HookEnv) -> Self {
         HookEngine {
             config: Arc::new(config),
             env: Arc::new(env),
-            if_matcher: Arc::new(SimpleIfMatcher),
+            if_matcher: Arc::new(RunAlways),
             http: Arc::new(HttpClient::default()),
         }
     }
@@ -162,7 +163,13 @@ impl HookEngine {
                 tokio::spawn(async move {
                     let r = run_handler(&h, event, &bytes, &cwd, &env, &http).await;
                     if r.status != HookStatus::Ok {
-                        tracing::warn!(handler = %r.handler, error = ?r.error, "async hook failed");
+                        let redactor = toolgate_audit::Redactor::shared();
+                        let error = r.error.as_deref().map(|e| redactor.redact_str(e));
+                        tracing::warn!(
+                            handler = %redactor.redact_str(&r.handler),
+                            error = ?error,
+                            "async hook failed"
+                        );
                     }
                 });
             } else {

@@ -70,7 +70,7 @@ pub use config::{
 };
 pub use engine::{HookEngine, HookEnv};
 pub use error::HookError;
-pub use matcher::{IfMatcher, Matcher, SimpleIfMatcher};
+pub use matcher::{IfMatcher, Matcher, RunAlways};
 pub use protocol::{
     HookDecision, HookResult, HookStatus, MAX_STRING_CHARS, PermissionBehavior,
     PermissionRequestDecision,

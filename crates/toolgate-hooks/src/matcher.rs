@@ -49,84 +49,31 @@ impl Matcher {
 }
 
 /// Decides whether a handler's `if` rule (one permission rule such as `Bash(git push *)`)
-/// applies to a tool call. The policy crate's full rule matcher can be plugged in with
-/// [`crate::HookEngine::with_if_matcher`]; [`SimpleIfMatcher`] is the default.
+/// applies to a tool call. This crate does not interpret permission rules: the permission
+/// engine does, and `toolgate-setup` plugs it in with
+/// [`crate::HookEngine::with_if_matcher`], so `if` means exactly what the same rule means in
+/// `permissions`. Without one, [`RunAlways`] runs the hook.
 pub trait IfMatcher: Send + Sync {
     /// `true` runs the hook. Implementations should return `true` when they cannot parse the
     /// rule: running a guard hook is the safe side.
     fn matches(&self, rule: &str, tool_name: &str, input: &Value) -> bool;
 }
 
-/// The built-in `if` matcher: the rule's tool name must equal the tool name (a trailing `*`
-/// in it is a prefix wildcard, for `mcp__server__*`); the specifier in parentheses is a glob
-/// (`*` any run of characters) on Bash's `command`, checked against the whole command and
-/// against each `&&`/`||`/`;`/`|`/newline-separated part, and a legacy `prefix:*` is a
-/// prefix; for other tools it is a glob on `file_path`, `path`, `notebook_path`, `url` or
-/// `pattern`. Unparseable rules run the hook.
+/// The default `if` matcher when no permission engine is plugged in: every handler whose
+/// `matcher` selected the tool runs, whatever its `if` says. Running a guard hook more often
+/// than asked is the safe side of not knowing.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SimpleIfMatcher;
+pub struct RunAlways;
 
-impl IfMatcher for SimpleIfMatcher {
-    fn matches(&self, rule: &str, tool_name: &str, input: &Value) -> bool {
-        let rule = rule.trim();
-        let (tool, spec) = match rule.find('(') {
-            Some(i) if rule.ends_with(')') => (&rule[..i], Some(&rule[i + 1..rule.len() - 1])),
-            Some(_) => return true,
-            None => (rule, None),
-        };
-        if !glob(tool, tool_name) {
-            return false;
-        }
-        let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty() && *s != "*") else {
-            return true;
-        };
-        let spec = match spec.strip_suffix(":*") {
-            Some(prefix) => format!("{prefix}*"),
-            None => spec.to_owned(),
-        };
-        if tool_name == "Bash" {
-            let Some(cmd) = input.get("command").and_then(Value::as_str) else {
-                return true;
-            };
-            return glob(&spec, cmd.trim()) || split_commands(cmd).any(|part| glob(&spec, part));
-        }
-        ["file_path", "path", "notebook_path", "url", "pattern"]
-            .iter()
-            .find_map(|f| input.get(*f).and_then(Value::as_str))
-            .is_none_or(|subject| glob(&spec, subject))
+impl IfMatcher for RunAlways {
+    fn matches(&self, _rule: &str, _tool_name: &str, _input: &Value) -> bool {
+        true
     }
-}
-
-fn split_commands(cmd: &str) -> impl Iterator<Item = &str> {
-    cmd.split(['\n', ';', '|', '&'])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-}
-
-/// `*` matches any run of characters (including `/`); everything else is literal.
-pub(crate) fn glob(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() {
-        return false;
-    }
-    let mut rest = &text[first.len()..];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(i) => rest = &rest[i + mid.len()..],
-            None => return false,
-        }
-    }
-    rest.ends_with(last)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn matcher_forms() {
@@ -152,22 +99,5 @@ mod tests {
             );
         }
         assert!(Matcher::parse("(").is_err());
-    }
-
-    #[test]
-    fn if_rules() {
-        let m = SimpleIfMatcher;
-        let bash = |c: &str| json!({"command": c});
-        assert!(m.matches("Bash", "Bash", &bash("ls")));
-        assert!(!m.matches("Bash", "Read", &json!({})));
-        assert!(m.matches("Bash(rm *)", "Bash", &bash("rm -rf /")));
-        assert!(m.matches("Bash(rm *)", "Bash", &bash("cd x && rm -rf y")));
-        assert!(!m.matches("Bash(rm *)", "Bash", &bash("ls rm")));
-        assert!(m.matches("Bash(git push:*)", "Bash", &bash("git push origin")));
-        assert!(!m.matches("Bash(git push:*)", "Bash", &bash("git status")));
-        assert!(m.matches("Edit(*.rs)", "Edit", &json!({"file_path": "/a/b.rs"})));
-        assert!(!m.matches("Edit(*.rs)", "Edit", &json!({"file_path": "/a/b.md"})));
-        assert!(m.matches("mcp__srv__*", "mcp__srv__x", &json!({})));
-        assert!(m.matches("Bash(unclosed", "Bash", &json!({})));
     }
 }

@@ -69,6 +69,8 @@ pub(crate) async fn run_command(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // A hook gets its three pipes and nothing else of toolgate's (docs/permissions.md).
+    toolgate_core::child::only_standard_descriptors(cmd.as_std_mut());
     let mut child = cmd
         .spawn()
         .map_err(|e| HookError::io(format!("could not start hook `{command}`"), e))?;

@@ -42,6 +42,7 @@ fn gate(dir: &std::path::Path, hooks: serde_json::Value) -> Gate {
         .build()
         .unwrap();
     Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
         .workspace(dir)
         .registry(registry)
         .hooks(Arc::new(engine))

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Fixture, cmd, decide, process_gone};
-use serde_json::json;
+use serde_json::{Value, json};
 use toolgate_hooks::{HookConfig, HookEngine, HookEnv};
 use toolgate_protocol::{Decision, Layer};
 
@@ -191,14 +191,30 @@ async fn precedence_deny_defer_ask_allow() {
     assert!(out.updated_input.is_none());
 }
 
+/// A stand-in for the permission engine's `if` matcher: `Bash(WORD *)` runs the hook when
+/// the command contains WORD as a word. The engine's own semantics are tested where it is
+/// plugged in (toolgate-setup).
+struct WordIf;
+
+impl toolgate_hooks::IfMatcher for WordIf {
+    fn matches(&self, rule: &str, _tool: &str, input: &Value) -> bool {
+        let word = rule.trim_start_matches("Bash(").trim_end_matches(" *)");
+        input["command"]
+            .as_str()
+            .is_some_and(|c| c.split_whitespace().any(|w| w == word))
+    }
+}
+
 #[tokio::test]
 async fn matchers_and_if_filter() {
     let f = Fixture::new();
-    let e = f.engine(json!({"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo rm >&2; exit 2", "if": "Bash(rm *)"}]},
-        {"matcher": "Edit.*", "hooks": [cmd("echo edit >&2; exit 2")]},
-        {"matcher": "Read|Grep", "hooks": [cmd("echo read >&2; exit 2")]},
-    ]}));
+    let e = f
+        .engine(json!({"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo rm >&2; exit 2", "if": "Bash(rm *)"}]},
+            {"matcher": "Edit.*", "hooks": [cmd("echo edit >&2; exit 2")]},
+            {"matcher": "Read|Grep", "hooks": [cmd("echo read >&2; exit 2")]},
+        ]}))
+        .with_if_matcher(std::sync::Arc::new(WordIf));
     let v = f
         .pre(&e, "Bash", json!({"command": "git status && rm -rf x"}))
         .await
@@ -219,6 +235,12 @@ async fn matchers_and_if_filter() {
         "read"
     );
     assert!(f.pre(&e, "Glob", input()).await.records.is_empty());
+    // Without a matcher plugged in, `if` is not interpreted: the hook runs.
+    let e = f.engine(json!({"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo rm >&2; exit 2", "if": "Bash(rm *)"}]},
+    ]}));
+    let v = f.pre(&e, "Bash", json!({"command": "ls"})).await.verdict;
+    assert_eq!(v.map(|v| v.reason).as_deref(), Some("rm"));
 }
 
 #[tokio::test]

@@ -7,10 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitResult, Implementation,
-    InitializeRequestParams, InitializeResult, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ElicitRequest, ElicitResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -21,8 +24,9 @@ use toolgate_protocol::{CallError, CallResult, ErrorCode, Stage, ToolCall};
 
 use crate::convert;
 use crate::elicit::{Answered, Asker, Round};
+use crate::http::Principal;
 use crate::mrtr::{APPROVAL_INPUT, Approvals, Binding, StateError, digest};
-use crate::source::SessionSource;
+use crate::source::{ClientIdentity, SessionSource};
 
 /// How often a long call reports progress to a client that asked for it (with a
 /// `progressToken`): often enough that clients with idle timeouts keep waiting, rarely
@@ -38,18 +42,22 @@ permission rules, sandbox) and audited. A result with isError and _meta \
 /// Where a handler keeps its gate session.
 #[derive(Clone)]
 enum Slot {
-    /// One session for the connection (stdio, an HTTP session), opened on first use.
-    Connection(Arc<Mutex<Option<Gate>>>),
-    /// Sessionless requests (2026-07-28 HTTP): one session per client name, shared by
-    /// every request that carries that name.
+    /// One session for the connection (stdio, an HTTP session), opened on first use, with
+    /// the profile its opener authenticated as: every later request must carry the same.
+    Connection(Arc<Mutex<Option<Opened>>>),
+    /// Sessionless requests (2026-07-28 HTTP): one session per identity (authenticated
+    /// profile and client name), shared by every request that carries it.
     ByClient(ByName),
 }
 
-/// Gate sessions by client name, with when each was last used.
-type ByName = Arc<Mutex<HashMap<String, (Gate, Instant)>>>;
+/// A connection's session and the profile its opener authenticated as.
+type Opened = (Gate, Option<String>);
 
-/// Most sessionless clients (distinct `clientInfo.name`s) kept at once; beyond this the
-/// least recently used session is ended, so clients inventing names cannot grow memory.
+/// Gate sessions by client identity, with when each was last used.
+type ByName = Arc<Mutex<HashMap<ClientIdentity, (Gate, Instant)>>>;
+
+/// Most sessionless clients (distinct identities) kept at once; beyond this the least
+/// recently used session is ended, so clients inventing names cannot grow memory.
 pub const MAX_SESSIONLESS_CLIENTS: usize = 64;
 
 /// An MCP server in front of a gate. One value serves one connection; clones share it.
@@ -107,12 +115,12 @@ impl GateServer {
         )
     }
 
-    /// The session for a request: the connection's, opened on first use with the client's
-    /// name from `initialize` or the request's `_meta`.
+    /// The session for a request: the connection's, opened on first use for the profile
+    /// the request authenticated as and the client's name from `initialize` or `_meta`.
     fn gate(&self, context: &RequestContext<RoleServer>) -> Result<Gate, McpError> {
         // A sessionless (2026-07-28) request names its client in `_meta`; rmcp then fills
         // `peer_info` with a placeholder, so `_meta` comes first.
-        let client = context
+        let name = context
             .meta
             .client_info()
             .map(|info| info.name)
@@ -122,28 +130,44 @@ impl GateServer {
                     .peer_info()
                     .map(|info| info.client_info.name.clone())
             });
-        self.gate_for(client.as_deref())
+        self.gate_for(&ClientIdentity::new(
+            authenticated_profile(context).as_deref(),
+            name.as_deref(),
+        ))
     }
 
-    fn gate_for(&self, client: Option<&str>) -> Result<Gate, McpError> {
+    fn gate_for(&self, client: &ClientIdentity) -> Result<Gate, McpError> {
         let open_error = |e: crate::SessionError| McpError::internal_error(e.to_string(), None);
         let slot = match (&self.stateless, self.is_initialized()) {
             (Some(shared), false) => shared,
             _ => &self.slot,
         };
+        let label = client.audit_label();
         match slot {
             Slot::Connection(cell) => {
                 let mut cell = cell.lock().unwrap_or_else(PoisonError::into_inner);
-                if let Some(gate) = cell.as_ref() {
+                if let Some((gate, profile)) = cell.as_ref() {
+                    if *profile != client.profile {
+                        tracing::warn!(client = label, "request for another identity's session");
+                        return Err(McpError::invalid_request(
+                            "this MCP session was opened with another bearer token; \
+                             initialize a session of your own",
+                            None,
+                        ));
+                    }
                     return Ok(gate.clone());
                 }
                 let gate = self.source.open(client).map_err(open_error)?;
-                tracing::info!(client, session = gate.session().id(), "MCP session opened");
-                *cell = Some(gate.clone());
+                tracing::info!(
+                    client = label,
+                    session = gate.session().id(),
+                    "MCP session opened"
+                );
+                *cell = Some((gate.clone(), client.profile.clone()));
                 Ok(gate)
             }
             Slot::ByClient(map) => {
-                let key = client.unwrap_or(crate::UNNAMED_CLIENT).to_owned();
+                let key = client.clone();
                 let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
                 let now = Instant::now();
                 // Idle sessions end like idle HTTP sessions do.
@@ -162,7 +186,7 @@ impl GateServer {
                 }
                 let gate = self.source.open(client).map_err(open_error)?;
                 tracing::info!(
-                    client,
+                    client = label,
                     session = gate.session().id(),
                     "sessionless MCP client"
                 );
@@ -175,6 +199,32 @@ impl GateServer {
     fn is_initialized(&self) -> bool {
         self.initialized.load(Ordering::Acquire)
     }
+}
+
+/// The methods this server answers, named in the error for any other.
+const SERVED_METHODS: &str = "initialize, ping, tools/list, tools/call";
+
+/// The JSON-RPC error for a method this server does not serve: what it is, what is served
+/// instead, and the method in `data` for programs.
+fn not_served(method: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "method `{method}` is not served here: toolgate is an MCP server of tools only \
+             (it answers {SERVED_METHODS}); check the method name and the server's capabilities"
+        ),
+        Some(json!({ "method": method, "served": SERVED_METHODS.split(", ").collect::<Vec<_>>() })),
+    )
+}
+
+/// The profile an HTTP request's bearer token authenticated (see [`crate::http`]); `None`
+/// over stdio and for the server's own token.
+fn authenticated_profile(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .and_then(|p| p.profile.as_deref().map(str::to_owned))
 }
 
 /// What every request of one HTTP server shares: the sessions of sessionless requests,
@@ -210,7 +260,10 @@ impl ServerHandler for GateServer {
         context.peer.set_peer_info(request.clone());
         self.initialized.store(true, Ordering::Release);
         // Open the session now so a broken profile fails the handshake, not the first call.
-        self.gate_for(Some(&request.client_info.name))?;
+        self.gate_for(&ClientIdentity::new(
+            authenticated_profile(&context).as_deref(),
+            Some(&request.client_info.name),
+        ))?;
         self.negotiate_initialize(&request)
     }
 
@@ -232,6 +285,62 @@ impl ServerHandler for GateServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         convert::tool(&self.source.default_view(), name)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(not_served(&request.method))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Err(not_served("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        Err(not_served("prompts/get"))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Err(not_served("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Err(not_served("resources/templates/list"))
+    }
+
+    async fn read_resource(
+        &self,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        Err(not_served("resources/read"))
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        Err(not_served("completion/complete"))
     }
 
     async fn call_tool(

@@ -2,7 +2,15 @@
 //!
 //! Defences on by default: bind 127.0.0.1; `Host` must be a loopback name (or one the
 //! operator allowed); a browser `Origin` must be a loopback origin (or allowed); a bearer
-//! token is required on any non-loopback address and checked on every request when set.
+//! token is required on any non-loopback address and checked on every request when set;
+//! connections are bounded in number, per peer and in how long their headers and bodies may
+//! take ([`crate::listener`]).
+//!
+//! Identity: the bearer token is the only thing that selects a profile. The server's own
+//! token ([`HttpOptions::token`]) opens sessions with the server's settings; each of
+//! [`HttpOptions::profile_tokens`] opens sessions as its profile. The token a request
+//! carried travels to the handler as a [`Principal`]; a session is bound to the principal
+//! that opened it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,13 +20,13 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ServeError;
 use crate::handler::{GateServer, SharedSessions};
+use crate::listener::HttpLimits;
 use crate::sessions::{BoundedSessions, MAX_HTTP_SESSIONS, SESSIONS_FULL, SessionLimitError};
 use crate::source::SessionSource;
 
@@ -46,14 +54,36 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://[::1]:*",
 ];
 
+/// A bearer token that authenticates its holder as a profile.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProfileToken {
+    /// The profile (`toolgate.profiles.NAME` in the settings).
+    pub profile: String,
+    /// The token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for ProfileToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileToken")
+            .field("profile", &self.profile)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How the HTTP server listens and whom it lets in.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpOptions {
     /// The address to bind.
     pub addr: SocketAddr,
-    /// The bearer token every request must carry (`Authorization: Bearer …`). Required
-    /// when `addr` is not a loopback address.
+    /// The bearer token (`Authorization: Bearer …`) of sessions with the server's own
+    /// settings. When it or any [`profile_tokens`](Self::profile_tokens) is set, every
+    /// request must carry one of them. A token is required when `addr` is not loopback.
     pub token: Option<String>,
+    /// Tokens that open sessions as a profile, one per profile.
+    pub profile_tokens: Vec<ProfileToken>,
+    /// Connection bounds and timeouts.
+    pub limits: HttpLimits,
     /// Extra `Host` values to accept (names or `host:port`), beyond the loopback names.
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins to accept (`https://app.example:443`, `http://x:*`).
@@ -63,12 +93,28 @@ pub struct HttpOptions {
     pub max_sessions: usize,
 }
 
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("profile_tokens", &self.profile_tokens)
+            .field("limits", &self.limits)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_sessions", &self.max_sessions)
+            .finish()
+    }
+}
+
 impl HttpOptions {
     /// Options for `addr` with no token and the default host and origin lists.
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
             token: None,
+            profile_tokens: Vec::new(),
+            limits: HttpLimits::default(),
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_sessions: MAX_HTTP_SESSIONS,
@@ -85,7 +131,8 @@ pub async fn serve_http(
     on_bound: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let stop = CancellationToken::new();
-    if !options.addr.ip().is_loopback() && options.token.is_none() {
+    let tokens = Arc::new(Tokens::new(&options));
+    if !options.addr.ip().is_loopback() && !tokens.required() {
         return Err(ServeError::TokenRequired(options.addr));
     }
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
@@ -109,17 +156,22 @@ pub async fn serve_http(
         Arc::new(BoundedSessions::new(sessions, options.max_sessions)),
         config,
     );
-    let token: Option<Arc<str>> = options.token.as_deref().map(Arc::from);
     let limit = options.max_sessions;
+    let body_timeout = options.limits.body_read_timeout;
+    // Outermost last: the token is checked before the body is read.
     let router = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn(
             move |req: Request, next: Next| session_limit_unavailable(limit, req, next),
         ))
+        .layer(axum::middleware::from_fn(delete_answers_no_content))
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| read_body_in_time(body_timeout, req, next),
+        ))
         .layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
-                let token = token.clone();
-                async move { authorize(token.as_deref(), req, next).await }
+                let tokens = Arc::clone(&tokens);
+                async move { authorize(&tokens, req, next).await }
             },
         ));
     let listener = tokio::net::TcpListener::bind(options.addr)
@@ -131,41 +183,130 @@ pub async fn serve_http(
     let bound = listener.local_addr().map_err(ServeError::Http)?;
     on_bound(bound);
     tracing::info!(%bound, "serving MCP over Streamable HTTP at {MCP_PATH}");
-    // A reply is an SSE stream written in several small pieces; with Nagle's algorithm the
-    // later pieces wait for the client's delayed ACK (≈40 ms per request on Linux).
-    let listener = listener.tap_io(|stream| {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await
-        .map_err(ServeError::Http)
+    crate::listener::serve(listener, router, options.limits, async move {
+        shutdown.await;
+        // Ends the sessions, which closes their standing SSE streams.
+        stop.cancel();
+    })
+    .await
+    .map_err(ServeError::Http)
 }
 
-/// Checks the bearer token, when one is configured.
-async fn authorize(token: Option<&str>, req: Request, next: Next) -> Response {
-    let Some(expected) = token else {
-        return next.run(req).await;
-    };
+/// Who a request authenticated as: the profile of the token it carried, `None` for the
+/// server's own token (or when no token is configured). Set by [`authorize`] on every
+/// request that passes it; read by the handler.
+#[derive(Debug, Clone)]
+pub(crate) struct Principal {
+    pub(crate) profile: Option<Arc<str>>,
+}
+
+/// The configured tokens.
+struct Tokens {
+    default: Option<Vec<u8>>,
+    profiles: Vec<(Arc<str>, Vec<u8>)>,
+}
+
+impl Tokens {
+    fn new(options: &HttpOptions) -> Self {
+        Self {
+            default: options.token.as_ref().map(|t| t.as_bytes().to_vec()),
+            profiles: options
+                .profile_tokens
+                .iter()
+                .map(|p| (Arc::from(p.profile.as_str()), p.token.as_bytes().to_vec()))
+                .collect(),
+        }
+    }
+
+    fn required(&self) -> bool {
+        self.default.is_some() || !self.profiles.is_empty()
+    }
+
+    /// The principal `presented` authenticates, comparing against every token without an
+    /// early exit (timing reveals neither which token nor how much of one matched).
+    fn check(&self, presented: Option<&str>) -> Option<Principal> {
+        if !self.required() {
+            return Some(Principal { profile: None });
+        }
+        let presented = presented?.as_bytes();
+        let mut found = None;
+        if let Some(default) = &self.default
+            && constant_time_eq(presented, default)
+        {
+            found = Some(Principal { profile: None });
+        }
+        for (profile, token) in &self.profiles {
+            if constant_time_eq(presented, token) {
+                found = Some(Principal {
+                    profile: Some(Arc::clone(profile)),
+                });
+            }
+        }
+        found
+    }
+}
+
+/// Checks the bearer token and records who the request is.
+async fn authorize(tokens: &Tokens, mut req: Request, next: Next) -> Response {
     let presented = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    match presented {
-        Some(p) if constant_time_eq(p.as_bytes(), expected.as_bytes()) => next.run(req).await,
-        _ => (
+    match tokens.check(presented) {
+        Some(principal) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        None => (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             "missing or wrong bearer token\n",
         )
             .into_response(),
     }
+}
+
+/// Reads the whole request body within `limit` (a client trickling its body holds a
+/// connection no longer than that) and hands it on. The MCP layer buffers bodies anyway.
+async fn read_body_in_time(limit: Duration, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    match tokio::time::timeout(limit, axum::body::to_bytes(body, MAX_REQUEST_BODY_BYTES)).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            [(header::CONNECTION, "close")],
+            format!(
+                "the request body could not be read: larger than {MAX_REQUEST_BODY_BYTES} bytes, \
+                 or the connection broke\n"
+            ),
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::REQUEST_TIMEOUT,
+            [(header::CONNECTION, "close")],
+            format!(
+                "the request body did not arrive within {} s\n",
+                limit.as_secs()
+            ),
+        )
+            .into_response(),
+    }
+}
+
+/// rmcp answers a session's `DELETE` with `202 Accepted`; clients (the Python SDK) expect
+/// the `200`/`204` of a completed deletion and log `Session termination failed: 202`. The
+/// session is closed by the time rmcp answers, so `204 No Content` is the truth.
+async fn delete_answers_no_content(req: Request, next: Next) -> Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let response = next.run(req).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    response
 }
 
 /// Seconds a client refused for a full session table is asked to wait.

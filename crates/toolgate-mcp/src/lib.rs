@@ -5,9 +5,10 @@
 //!
 //! - [`serve_stdio`] / [`serve_io`]: one connection, newline-delimited JSON-RPC;
 //! - [`serve_http`]: Streamable HTTP, many sessions, each with its own gate session;
-//! - [`SessionSource`]: where a connection's gate session comes from (the CLI picks the
-//!   profile named like the client's `clientInfo.name`); a [`Gate`](toolgate_core::Gate)
-//!   is itself a source.
+//! - [`SessionSource`]: where a connection's gate session comes from, for a
+//!   [`ClientIdentity`]: the profile the client authenticated as (its bearer token over
+//!   HTTP; the launch's `--profile` over stdio) and its self-declared name, which is only a
+//!   label; a [`Gate`](toolgate_core::Gate) is itself a source.
 //!
 //! `tools/list` is the session's registry view with MCP annotations (`readOnlyHint`,
 //! `destructiveHint`, `idempotentHint`, `openWorldHint`) and output schemas; it is fixed for
@@ -36,6 +37,7 @@ mod elicit;
 mod error;
 mod handler;
 mod http;
+mod listener;
 pub mod mrtr;
 mod sessions;
 mod source;
@@ -44,10 +46,16 @@ mod stdio;
 pub use elicit::{ELICITATION_TIMEOUT, ElicitingPrompter};
 pub use error::{ServeError, SessionError};
 pub use handler::{GateServer, MAX_SESSIONLESS_CLIENTS, PROGRESS_INTERVAL};
-pub use http::{HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, serve_http};
+pub use http::{
+    HttpOptions, MAX_REQUEST_BODY_BYTES, MCP_PATH, ProfileToken, SESSION_IDLE_TIMEOUT, serve_http,
+};
+pub use listener::{
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, HttpLimits, MAX_HTTP_CONNECTIONS,
+    MAX_HTTP_CONNECTIONS_PER_PEER,
+};
 pub use mrtr::{APPROVAL_INPUT, APPROVAL_STATE_TTL, StateError};
 pub use sessions::{MAX_HTTP_SESSIONS, SessionLimitError};
-pub use source::SessionSource;
+pub use source::{ClientIdentity, MAX_CLIENT_NAME_CHARS, SessionSource, open_labelled};
 pub use stdio::{BUSY, MAX_IN_FLIGHT, MAX_LINE_BYTES, serve_io, serve_stdio};
 
 /// The client name recorded for a client that did not send `clientInfo`.

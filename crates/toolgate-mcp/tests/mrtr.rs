@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
-use toolgate_core::policy::{EnginePolicy, EnginePrompter};
 use toolgate_core::stages::{AuditReceipt, AuditSink};
 use toolgate_core::{Gate, Registry};
 use toolgate_mcp::ElicitingPrompter;
 use toolgate_policy::{DenyAllPrompter, Engine};
+use toolgate_policy::{EnginePolicy, EnginePrompter};
 use toolgate_protocol::{CallRecord, Decision, ErrorCode, Layer};
 
 /// Keeps every audit record.

@@ -92,6 +92,7 @@ impl Client {
             .build()
             .unwrap();
         let gate = Gate::builder()
+            .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
             .workspace(dir.path())
             .registry(registry)
             .view(ViewOptions {
@@ -261,6 +262,19 @@ async fn garbage_and_unknown_methods_do_not_stop_the_server() {
     }
     let unknown = c.request(3, "no/such", json!({})).await;
     assert_eq!(unknown["error"]["code"], -32601);
+    // The message says what is wrong and what is served, not just the method's name.
+    let message = unknown["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`no/such` is not served"), "{unknown}");
+    assert!(message.contains("tools/call"), "{unknown}");
+    assert_eq!(unknown["error"]["data"]["method"], "no/such");
+    let prompts = c.request(5, "prompts/list", json!({})).await;
+    assert_eq!(prompts["error"]["code"], -32601);
+    assert!(
+        prompts["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("tools only")),
+        "{prompts}"
+    );
     // A string id is fine.
     c.send(r#"{"jsonrpc":"2.0","id":"s","method":"tools/list"}"#)
         .await;

@@ -23,7 +23,6 @@ use toolgate_protocol::{
 };
 
 use crate::engine::PolicyRequest;
-use crate::floor::is_protected;
 use crate::prompt::PolicyPrompter;
 
 /// Blocks in a row after which auto mode falls back to prompting.
@@ -86,26 +85,9 @@ impl ClassifierConfig {
 /// else a [`crate::ModelClassifier`] over [`crate::HttpTransport`] (system trust store).
 pub fn classifier_from(config: Option<&ClassifierConfig>) -> Arc<dyn Classifier> {
     match config {
-        Some(c) if c.kind != ClassifierKind::Builtin => {
-            let transport = match &c.ca_file {
-                None => crate::HttpTransport::new(),
-                // Relative to what? The settings file, the cwd and the workspace all differ,
-                // so only an absolute path is accepted.
-                Some(path) if !path.is_absolute() => crate::HttpTransport::broken(format!(
-                    "caFile {} must be an absolute path",
-                    path.display()
-                )),
-                // An unreadable CA file fails every request, so the classifier blocks (fails
-                // closed) and says why, instead of quietly trusting only the system roots.
-                Some(path) => match std::fs::read(path) {
-                    Ok(pem) => crate::HttpTransport::with_root_certificates(&[pem]),
-                    Err(e) => {
-                        crate::HttpTransport::broken(format!("caFile {}: {e}", path.display()))
-                    }
-                },
-            };
-            Arc::new(crate::ModelClassifier::new(c.clone(), Box::new(transport)))
-        }
+        Some(c) if c.kind != ClassifierKind::Builtin => Arc::new(
+            crate::ModelClassifier::with_client(crate::ModelClient::from_config(c)),
+        ),
         _ => Arc::new(BuiltinClassifier),
     }
 }
@@ -180,7 +162,7 @@ impl BuiltinClassifier {
             if p.access == Access::Read {
                 continue;
             }
-            if p.protected || is_protected(&p.path) {
+            if p.protected || toolgate_protocol::paths::is_protected(&p.path, input.roots, None) {
                 return block(format!("it writes the protected path {}", p.path.display()));
             }
             if !input.roots.iter().any(|r| p.path.starts_with(r)) {

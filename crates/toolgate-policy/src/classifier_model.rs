@@ -4,7 +4,9 @@
 //! **fails closed**: a timeout, a transport error, a non-2xx status or an answer that is not
 //! `{"decision": "allow", …}` blocks the call.
 //!
-//! The HTTP transport is pluggable ([`Transport`]). The built-in one, [`HttpTransport`], is
+//! The exchange with the model is [`ModelClient`] (one system prompt, one user turn, the
+//! answer's text), which WebFetch's summaries use too. The HTTP transport is pluggable
+//! ([`Transport`]). The built-in one, [`HttpTransport`], is
 //! reqwest over rustls: `https://` with the system's trust store (plus any extra roots the
 //! embedder adds), or plain `http://` for a local model server or an egress gateway. It follows
 //! no redirects: a classifier endpoint that redirects is misconfigured, and following one
@@ -137,22 +139,43 @@ fn describe(e: &reqwest::Error) -> String {
 /// HTTP headers as name/value pairs.
 type Headers = Vec<(String, String)>;
 
-/// The model-backed classifier.
-pub struct ModelClassifier {
+/// Why a model exchange produced no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// The settings name no endpoint.
+    #[error("no endpoint is configured")]
+    NoEndpoint,
+    /// The settings select the built-in classifier, which has no endpoint.
+    #[error("the builtin classifier has no endpoint")]
+    Builtin,
+    /// The endpoint did not answer in time.
+    #[error("the model did not answer within {0} ms")]
+    Timeout(u128),
+    /// Transport or HTTP failure.
+    #[error("the model could not be reached ({0})")]
+    Unreachable(String),
+    /// An answer without text.
+    #[error("the model's response had no answer")]
+    NoAnswer,
+}
+
+/// One Anthropic Messages or OpenAI Chat Completions compatible endpoint, as
+/// `toolgate.classifier` (or another key of the same shape) names it.
+pub struct ModelClient {
     config: ClassifierConfig,
     api_key: Option<String>,
     transport: Box<dyn Transport>,
 }
 
-impl std::fmt::Debug for ModelClassifier {
+impl std::fmt::Debug for ModelClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModelClassifier")
+        f.debug_struct("ModelClient")
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
 
-impl ModelClassifier {
+impl ModelClient {
     /// From settings; the API key is read from `apiKeyEnv` now.
     pub fn new(config: ClassifierConfig, transport: Box<dyn Transport>) -> Self {
         let api_key = config
@@ -166,6 +189,42 @@ impl ModelClassifier {
         }
     }
 
+    /// From settings over [`HttpTransport`], with the CA file the settings name (an absolute
+    /// path; an unreadable one fails every request rather than trusting only system roots).
+    pub fn from_config(config: &ClassifierConfig) -> Self {
+        let transport = match &config.ca_file {
+            None => HttpTransport::new(),
+            // Relative to what? The settings file, the cwd and the workspace all differ, so
+            // only an absolute path is accepted.
+            Some(path) if !path.is_absolute() => HttpTransport::broken(format!(
+                "caFile {} must be an absolute path",
+                path.display()
+            )),
+            Some(path) => match std::fs::read(path) {
+                Ok(pem) => HttpTransport::with_root_certificates(&[pem]),
+                Err(e) => HttpTransport::broken(format!("caFile {}: {e}", path.display())),
+            },
+        };
+        Self::new(config.clone(), Box::new(transport))
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ClassifierConfig {
+        &self.config
+    }
+
+    /// `anthropic claude-…`, for results and logs.
+    pub fn name(&self) -> String {
+        format!(
+            "{:?} {}",
+            self.config.kind,
+            self.config.model.as_deref().unwrap_or("")
+        )
+        .to_lowercase()
+        .trim()
+        .to_owned()
+    }
+
     fn timeout(&self) -> Duration {
         Duration::from_millis(
             self.config
@@ -174,23 +233,19 @@ impl ModelClassifier {
         )
     }
 
-    fn request(&self, input: &ClassifierInput<'_>) -> Result<(String, Headers, Value), String> {
+    fn request(
+        &self,
+        system: &str,
+        user: &str,
+        max_tokens: u32,
+    ) -> Result<(String, Headers, Value), ModelError> {
         let endpoint = self
             .config
             .endpoint
             .as_deref()
-            .ok_or("no endpoint is configured (toolgate.classifier.endpoint)")?;
+            .ok_or(ModelError::NoEndpoint)?;
         let base = endpoint.trim_end_matches('/');
         let model = self.config.model.clone().unwrap_or_default();
-        let call = json!({
-            "task": input.task.unwrap_or("(the user did not state a task)"),
-            "tool": input.tool,
-            "input": input.input,
-            "facts": input.facts,
-            "annotations": input.annotations,
-            "workspace": input.roots,
-        });
-        let user = format!("The action to review:\n{call}");
         let mut headers = Vec::new();
         match self.config.kind {
             ClassifierKind::Anthropic => {
@@ -203,7 +258,7 @@ impl ModelClassifier {
                 } else {
                     format!("{base}/v1/messages")
                 };
-                let body = json!({"model": model, "max_tokens": MAX_ANSWER_TOKENS, "system": CLASSIFIER_INSTRUCTIONS,
+                let body = json!({"model": model, "max_tokens": max_tokens, "system": system,
                     "messages": [{"role": "user", "content": user}]});
                 Ok((url, headers, body))
             }
@@ -211,12 +266,48 @@ impl ModelClassifier {
                 if let Some(k) = &self.api_key {
                     headers.push(("authorization".into(), format!("Bearer {k}")));
                 }
-                let body = json!({"model": model, "max_tokens": MAX_ANSWER_TOKENS, "temperature": 0,
-                    "messages": [{"role": "system", "content": CLASSIFIER_INSTRUCTIONS}, {"role": "user", "content": user}]});
+                let body = json!({"model": model, "max_tokens": max_tokens, "temperature": 0,
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]});
                 Ok((format!("{base}/chat/completions"), headers, body))
             }
-            ClassifierKind::Builtin => Err("the builtin classifier has no endpoint".into()),
+            ClassifierKind::Builtin => Err(ModelError::Builtin),
         }
+    }
+
+    /// Sends `system` and one `user` turn; returns the answer's text.
+    pub async fn complete(
+        &self,
+        system: &str,
+        user: &str,
+        max_tokens: u32,
+    ) -> Result<String, ModelError> {
+        let (url, headers, body) = self.request(system, user, max_tokens)?;
+        let limit = self.timeout();
+        match tokio::time::timeout(limit, self.transport.post_json(&url, &headers, &body)).await {
+            Err(_) => Err(ModelError::Timeout(limit.as_millis())),
+            Ok(Err(e)) => Err(ModelError::Unreachable(e)),
+            Ok(Ok(v)) => answer_text(&v).ok_or(ModelError::NoAnswer),
+        }
+    }
+}
+
+/// The model-backed classifier.
+#[derive(Debug)]
+pub struct ModelClassifier {
+    client: ModelClient,
+}
+
+impl ModelClassifier {
+    /// From settings; the API key is read from `apiKeyEnv` now.
+    pub fn new(config: ClassifierConfig, transport: Box<dyn Transport>) -> Self {
+        Self {
+            client: ModelClient::new(config, transport),
+        }
+    }
+
+    /// Over an existing client.
+    pub fn with_client(client: ModelClient) -> Self {
+        Self { client }
     }
 }
 
@@ -264,46 +355,40 @@ fn verdict_from(text: &str) -> ClassifierVerdict {
 #[async_trait]
 impl Classifier for ModelClassifier {
     fn name(&self) -> String {
-        format!(
-            "{:?} {}",
-            self.config.kind,
-            self.config.model.as_deref().unwrap_or("")
-        )
-        .to_lowercase()
-        .trim()
-        .to_owned()
+        self.client.name()
     }
 
     async fn classify(&self, input: &ClassifierInput<'_>) -> ClassifierVerdict {
-        let (url, headers, body) = match self.request(input) {
-            Ok(r) => r,
-            Err(e) => {
-                return ClassifierVerdict {
-                    allow: false,
-                    reason: e,
-                };
-            }
+        let call = json!({
+            "task": input.task.unwrap_or("(the user did not state a task)"),
+            "tool": input.tool,
+            "input": input.input,
+            "facts": input.facts,
+            "annotations": input.annotations,
+            "workspace": input.roots,
+        });
+        let user = format!("The action to review:\n{call}");
+        let block = |reason: String| ClassifierVerdict {
+            allow: false,
+            reason,
         };
-        let limit = self.timeout();
-        match tokio::time::timeout(limit, self.transport.post_json(&url, &headers, &body)).await {
-            Err(_) => ClassifierVerdict {
-                allow: false,
-                reason: format!(
-                    "the classifier did not answer within {} ms",
-                    limit.as_millis()
-                ),
-            },
-            Ok(Err(e)) => ClassifierVerdict {
-                allow: false,
-                reason: format!("the classifier could not be reached ({e})"),
-            },
-            Ok(Ok(v)) => match answer_text(&v) {
-                Some(t) => verdict_from(&t),
-                None => ClassifierVerdict {
-                    allow: false,
-                    reason: "the classifier's response had no answer".into(),
-                },
-            },
+        match self
+            .client
+            .complete(CLASSIFIER_INSTRUCTIONS, &user, MAX_ANSWER_TOKENS)
+            .await
+        {
+            Ok(text) => verdict_from(&text),
+            Err(ModelError::NoEndpoint) => {
+                block("no endpoint is configured (toolgate.classifier.endpoint)".into())
+            }
+            Err(e @ ModelError::Builtin) => block(e.to_string()),
+            Err(ModelError::Timeout(ms)) => {
+                block(format!("the classifier did not answer within {ms} ms"))
+            }
+            Err(ModelError::Unreachable(e)) => {
+                block(format!("the classifier could not be reached ({e})"))
+            }
+            Err(ModelError::NoAnswer) => block("the classifier's response had no answer".into()),
         }
     }
 }

@@ -271,12 +271,24 @@ impl Engine {
             );
             return v;
         }
-        // 7. Nothing approved it: ask.
+        // 7. Nothing approved it: ask. When what toolgate found is the reason a person must
+        // look (a high-risk finding, a part it cannot see through, credentials read), the
+        // ask is the risk floor's; otherwise it is only the default.
         let why = if uncovered.is_empty() {
             format!("no allow rule covers this {} call", req.tool)
         } else {
             uncovered
         };
+        if let Some(risk) = risk_reason(req, view) {
+            let why = format!("{risk}; {why}");
+            t.step(
+                Layer::Risk,
+                "risk floor: needs a person",
+                Outcome::Decided,
+                why.clone(),
+            );
+            return self.final_ask(Verdict::new(Decision::Ask, Layer::Risk, why), mode, t);
+        }
         t.step(Layer::Default, "default", Outcome::Decided, why.clone());
         self.final_ask(Verdict::new(Decision::Ask, Layer::Default, why), mode, t)
     }
@@ -317,6 +329,40 @@ impl Engine {
             .filter(|p| p.access == toolgate_protocol::Access::Delete)
             .find_map(|p| critical_deletion(&p.path, self.home.as_deref(), req.cwd, req.roots))
     }
+}
+
+/// Why what toolgate found needs a person, if it does: the analyzer's high-risk findings,
+/// a part of the call it could not see through, a protected path written, or credentials
+/// read.
+fn risk_reason(req: &PolicyRequest<'_>, view: &View) -> Option<String> {
+    let high: Vec<&str> = req
+        .facts
+        .findings
+        .iter()
+        .filter(|f| f.risk >= toolgate_protocol::Risk::High)
+        .map(|f| f.reason.as_str())
+        .collect();
+    if !high.is_empty() {
+        return Some(high.join("; "));
+    }
+    if !view.opaque.is_empty() || req.facts.opaque {
+        let what = if view.opaque.is_empty() {
+            "a part of the call".to_owned()
+        } else {
+            view.opaque.join("; ")
+        };
+        return Some(format!(
+            "toolgate could not see what this call does ({what})"
+        ));
+    }
+    if let Some(p) = view.writes().find(|p| p.protected) {
+        return Some(format!(
+            "{} is a protected path; writes to it always need approval",
+            p.path.display()
+        ));
+    }
+    view.secret_read()
+        .map(|(p, kind)| format!("it reads {} ({kind})", p.path.display()))
 }
 
 fn detail_suffix(detail: &str) -> String {

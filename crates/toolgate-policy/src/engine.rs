@@ -46,6 +46,18 @@ pub struct PolicyRequest<'a> {
     pub roots: &'a [&'a Path],
 }
 
+/// What a sandbox room must do with one path: [`Engine::room_path_limit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoomPathLimit {
+    /// A `Read(…)` rule covers it: hide it (which also keeps it from being written);
+    /// otherwise an `Edit(…)` rule does: keep it read-only.
+    pub hide: bool,
+    /// Deny or ask (a room cannot ask: both keep the file out of the command's reach).
+    pub kind: RuleKind,
+    /// The rule as written.
+    pub rule: String,
+}
+
 /// One rule to compile, with its provenance.
 #[derive(Debug, Clone)]
 pub struct RuleInput {
@@ -402,6 +414,29 @@ impl Engine {
         crate::approvals::suggest(req, &view, &cover)
     }
 
+    /// The allow rules that match every subcommand of a Bash call the analyzer fully
+    /// understood, when each one is matched: `None` when a subcommand is unmatched, carries
+    /// a wrapper (`sudo`, `xargs`, …) or a leading `NAME=value`, or the call is opaque. The
+    /// one Bash matcher behind `sandbox.excludedCommands` (see [`crate::CommandPatterns`]).
+    pub fn covering_allow_rules(&self, req: &PolicyRequest<'_>) -> Option<Vec<String>> {
+        let facts = req.facts;
+        if facts.opaque
+            || facts.commands.is_empty()
+            || facts
+                .commands
+                .iter()
+                .any(|c| !c.wrappers.is_empty() || !c.env.is_empty() || c.argv.is_empty())
+        {
+            return None;
+        }
+        let view = View::build(req, self.home.as_deref());
+        if view.shell_facts != "analyzer" || !view.opaque.is_empty() {
+            return None;
+        }
+        crate::rules::index::bash_cover(&self.rules, &view)
+            .map(|rules| rules.iter().map(|r| r.text.clone()).collect())
+    }
+
     /// The guard message when bypass mode meets root outside a sandbox.
     pub fn root_guard(&self) -> Option<&'static str> {
         self.guard.blocks().then_some(ROOT_GUARD_REASON)
@@ -411,6 +446,37 @@ impl Engine {
     /// not, a directory walker need not ask it about every entry.
     pub fn limits_reads_by_path(&self) -> bool {
         self.rules.has_read_path_limits()
+    }
+
+    /// What a sandbox room must do with `path` so that it is never wider than this engine:
+    /// the deny or ask `Read(…)` path rule that covers it (the room hides it), else the
+    /// `Edit(…)` one (the room makes it read-only). Same compiled globs, anchors and
+    /// gitignore-style semantics as every decision; bare `Read`/`Edit` rules, which take a
+    /// tool away, are not about files and do not count.
+    pub fn room_path_limit(&self, path: &Path) -> Option<RoomPathLimit> {
+        let (rule, family) = self.rules.limiting_path_rule(path)?;
+        Some(RoomPathLimit {
+            hide: family == crate::rules::PathFamily::Read,
+            kind: rule.kind,
+            rule: rule.text.clone(),
+        })
+    }
+
+    /// Whether [`room_path_limit`](Self::room_path_limit) can be `Some` for anything.
+    pub fn has_room_path_limits(&self) -> bool {
+        self.rules.has_limiting_path_rules()
+    }
+
+    /// Whether [`room_path_limit`](Self::room_path_limit) could be `Some` for a path
+    /// strictly beneath `dir` (a walk need not descend otherwise).
+    pub fn room_path_limits_reach_beneath(&self, dir: &Path) -> bool {
+        self.rules.limiting_path_rules_reach_beneath(dir)
+    }
+
+    /// The directories the deny and ask path rules name literally: the only places outside
+    /// the workspace a rule can cover without reaching every directory (`Read(.env)`).
+    pub fn room_path_rule_dirs(&self) -> Vec<PathBuf> {
+        self.rules.limiting_path_rule_dirs()
     }
 
     /// The deny (else ask) rule that covers touching `path` this way, as

@@ -96,12 +96,13 @@ mod engine;
 mod error;
 pub mod floor;
 pub mod modes;
+mod patterns;
 pub mod profiles;
 pub mod prompt;
 pub mod rate;
-pub mod readonly;
 mod rules;
 pub mod settings;
+mod stage;
 mod trace;
 mod view;
 
@@ -110,10 +111,11 @@ pub use classifier::{
     AutoReviewer, BuiltinClassifier, Classifier, ClassifierConfig, ClassifierInput,
     ClassifierVerdict, classifier_from,
 };
-pub use classifier_model::{HttpTransport, ModelClassifier, Transport};
+pub use classifier_model::{HttpTransport, ModelClassifier, ModelClient, ModelError, Transport};
 pub use constraints::Constraints;
-pub use engine::{Engine, EngineBuilder, PolicyRequest, RuleInput};
+pub use engine::{Engine, EngineBuilder, PolicyRequest, RoomPathLimit, RuleInput};
 pub use error::PolicyError;
+pub use patterns::CommandPatterns;
 pub use profiles::{Profile, ProfileConfig};
 pub use prompt::{
     DenyAllPrompter, JsonLinesPrompter, JsonLinesSource, LazyJsonLinesPrompter, PolicyPrompter,
@@ -124,4 +126,5 @@ pub use rules::index::MAX_BENEATH_ENTRIES;
 pub use rules::split::{Split, split_command};
 pub use rules::{KNOWN_TOOLS, READ_TOOLS, RuleKind, WRITE_TOOLS};
 pub use settings::Settings;
+pub use stage::{EngineConstraints, EnginePolicy, EnginePrompter};
 pub use trace::{Decided, FactsSummary, Outcome, Step, Trace};

@@ -12,7 +12,6 @@
 use toolgate_protocol::{PermissionMode, Risk};
 
 use crate::engine::PolicyRequest;
-use crate::readonly::is_read_only;
 use crate::view::{Family, View};
 
 /// Tools that only touch the session's own state (todo lists, plan mode, tool search, the
@@ -123,6 +122,9 @@ pub(crate) fn mode_step(req: &PolicyRequest<'_>, view: &View, guard: RootGuard) 
     }
     let edits_ok = matches!(mode, PermissionMode::AcceptEdits | PermissionMode::Auto);
     match view.family {
+        // Credentials are read with a person's approval or an allow rule, never by a mode:
+        // `cat .env` and `Read .env` get the same answer.
+        Family::Read if view.secret_read().is_some() => ModeStep::Continue,
         Family::Read => match reads_inside(view) {
             Ok(()) => ModeStep::Allow("reads inside the workspace run without asking".into()),
             Err(_) => ModeStep::Continue,
@@ -187,7 +189,7 @@ pub(crate) fn read_only_bash(req: &PolicyRequest<'_>, view: &View) -> Result<(),
     if let Some(s) = view
         .subs
         .iter()
-        .find(|s| s.allow_blocked.is_some() || !is_read_only(&s.allow_argv))
+        .find(|s| s.allow_blocked.is_some() || !s.read_only)
     {
         return Err(format!("`{}` is not a read-only command", s.allow_text));
     }
@@ -204,7 +206,7 @@ fn accept_edits_bash(req: &PolicyRequest<'_>, view: &View) -> bool {
         && req.facts.max_risk().is_none_or(|r| r <= Risk::Moderate)
         && view.subs.iter().all(|s| {
             s.allow_blocked.is_none()
-                && (is_read_only(&s.allow_argv) || ACCEPT_EDITS_PROGRAMS.contains(&s.program()))
+                && (s.read_only || ACCEPT_EDITS_PROGRAMS.contains(&s.program()))
                 && !s.allow_argv.first().is_some_and(|p| p.contains('/'))
         })
         && view.paths.iter().all(|p| p.inside)

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use toolgate_protocol::{Access, Beneath, Subject};
 
 use crate::engine::PolicyRequest;
-use crate::floor::is_protected;
 use crate::rules::domain::url_host;
 use crate::rules::path::{absolutize, normalize};
 use crate::rules::split::split_command;
@@ -68,9 +67,41 @@ pub(crate) struct View {
     pub opaque: Vec<String>,
     /// `analyzer`, `fallback splitter` or `none`.
     pub shell_facts: &'static str,
+    /// The session's roots and home: what the path-class table judges paths below.
+    pub anchors: Anchors,
     /// The raw text shows an unsafe assignment or a privilege wrapper that the analyzer
     /// normalised away: no allow rule and no read-only shortcut applies.
     pub allow_blocked: Option<String>,
+}
+
+/// The roots and home directory a path's class is judged below (see
+/// `toolgate_protocol::paths`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Anchors {
+    pub roots: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+impl Anchors {
+    /// Whether `path` is protected in this session.
+    pub fn protected(&self, path: &Path) -> bool {
+        toolgate_protocol::paths::is_protected(path, &self.roots, self.home.as_deref())
+    }
+
+    /// The kind of credentials reading `entry` reaches: a path below a secret entry, or the
+    /// secret directory itself read with what lies beneath it (`grep -r KEY ~/.ssh`). Naming
+    /// the directory alone lists names (`ls ~/.aws`).
+    pub fn secret(&self, entry: &PathEntry) -> Option<&'static str> {
+        if entry.access != Access::Read {
+            return None;
+        }
+        let secret =
+            toolgate_protocol::paths::classify(&entry.path, &self.roots, self.home.as_deref())
+                .secret?;
+        let whole_dir = entry.beneath != Beneath::Nothing;
+        (whole_dir || !secret.is_the_directory(&entry.path, self.home.as_deref()))
+            .then_some(secret.kind)
+    }
 }
 
 /// Paths that are writable by everyone and hold nothing: redirects to them are not writes.
@@ -206,8 +237,13 @@ impl View {
             hosts: Vec::new(),
             opaque: Vec::new(),
             shell_facts: "none",
+            anchors: Anchors {
+                roots: req.roots.iter().map(|r| r.to_path_buf()).collect(),
+                home: home.map(Path::to_path_buf),
+            },
             allow_blocked: None,
         };
+        let anchors = view.anchors.clone();
         let inside = |p: &Path| req.roots.iter().any(|r| p.starts_with(r));
         let add_path = |paths: &mut Vec<PathEntry>,
                         path: PathBuf,
@@ -218,8 +254,9 @@ impl View {
             if NULL_SINKS.iter().any(|s| Path::new(s) == path) {
                 return;
             }
-            // Only a directory has anything beneath it (`cp -r file dst` copies one file).
-            let beneath = if beneath != Beneath::Nothing && path.is_dir() {
+            // Only a directory has anything beneath it (`cp -r file dst` copies one file); a
+            // path that does not exist yet may still be one when the call runs.
+            let beneath = if beneath != Beneath::Nothing && (path.is_dir() || !path.exists()) {
                 beneath
             } else {
                 Beneath::Nothing
@@ -248,7 +285,7 @@ impl View {
             let lexical_inside = inside(&path);
             let entry = PathEntry {
                 inside: lexical_inside && fact_inside.unwrap_or(true),
-                protected: fact_protected || is_protected(&path),
+                protected: fact_protected || anchors.protected(&path),
                 path,
                 access,
                 beneath,
@@ -433,7 +470,9 @@ impl View {
                 path: normalize(path),
                 access,
                 inside: true,
-                protected: is_protected(path),
+                // Only the rules read this view (`Engine::path_rule`); with no session at
+                // hand the table matches anywhere, the conservative reading.
+                protected: Anchors::default().protected(path),
                 beneath: Beneath::Nothing,
                 beneath_only: Vec::new(),
                 below: None,
@@ -441,8 +480,16 @@ impl View {
             hosts: Vec::new(),
             opaque: Vec::new(),
             shell_facts: "none",
+            anchors: Anchors::default(),
             allow_blocked: None,
         }
+    }
+
+    /// The first path whose reading reaches credentials, with their kind.
+    pub(crate) fn secret_read(&self) -> Option<(&PathEntry, &'static str)> {
+        self.paths
+            .iter()
+            .find_map(|p| self.anchors.secret(p).map(|kind| (p, kind)))
     }
 
     /// Paths written or deleted.

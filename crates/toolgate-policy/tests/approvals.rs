@@ -19,7 +19,13 @@ use toolgate_protocol::{
     Subject, Verdict,
 };
 
+/// The shell analyzer's facts, as the Bash tool delivers them (its read-only verdict
+/// included); the fallback split where the analyzer found no command.
 fn facts(cmd: &str) -> CallFacts {
+    let analysed = toolgate_shell::analyze(cmd, &toolgate_shell::Context::new("/p")).facts();
+    if !analysed.commands.is_empty() {
+        return analysed;
+    }
     CallFacts {
         commands: split_command(cmd)
             .commands
@@ -310,6 +316,15 @@ async fn terminal_prompter_answers() {
     }
 }
 
+/// The answer to a request line: its id and nonce echoed, with `decision`.
+fn answer_to(req: &Value, decision: &str, message: Option<&str>) -> String {
+    let mut a = json!({"id": req["id"], "nonce": req["nonce"], "decision": decision});
+    if let Some(m) = message {
+        a["message"] = json!(m);
+    }
+    format!("{a}\n")
+}
+
 #[tokio::test]
 async fn json_lines_prompter_round_trip_and_fails_closed() {
     let root = PathBuf::from("/p");
@@ -321,42 +336,107 @@ async fn json_lines_prompter_round_trip_and_fails_closed() {
     let p = JsonLinesPrompter::new(e.clone(), BufReader::new(our_r), our_w);
     let ui = tokio::spawn(async move {
         let mut lines = BufReader::new(their_r).lines();
-        let req: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let mut next = async || -> Value {
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap()
+        };
+        // 1: a proper answer, with a message.
+        let req = next().await;
         assert_eq!(req["type"], "permission_request");
         assert_eq!(req["tool"], "Bash");
         assert_eq!(req["suggestions"], json!(["Bash(make)"]));
-        let id = req["id"].as_str().unwrap().to_owned();
+        let nonce = req["nonce"].as_str().unwrap();
+        assert_eq!(nonce.len(), 32, "128 bits as hex: {nonce}");
+        their_w
+            .write_all(answer_to(&req, "deny", Some("not now")).as_bytes())
+            .await
+            .unwrap();
+        // 2: the right id but no nonce: refused, however it answers.
+        let req2 = next().await;
+        assert_ne!(req2["nonce"], req["nonce"], "a fresh nonce per request");
+        let no_nonce = json!({"id": req2["id"], "decision": "allow"});
+        their_w
+            .write_all(format!("{no_nonce}\n").as_bytes())
+            .await
+            .unwrap();
+        // 3: an answer for another id first: refused, not skipped; the real answer that
+        // follows is late and must not spill into request 4.
+        let req3 = next().await;
         their_w
             .write_all(b"{\"id\":\"other\",\"decision\":\"allow\"}\n")
             .await
             .unwrap();
         their_w
-            .write_all(
-                format!("{{\"id\":\"{id}\",\"decision\":\"deny\",\"message\":\"not now\"}}\n")
-                    .as_bytes(),
-            )
+            .write_all(answer_to(&req3, "allow", None).as_bytes())
             .await
             .unwrap();
-        let req2: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-        let id2 = req2["id"].as_str().unwrap().to_owned();
+        // 4: answered properly.
+        let req4 = next().await;
         their_w
-            .write_all(format!("{{\"id\":\"{id2}\",\"decision\":\"allow\"}}\n").as_bytes())
+            .write_all(answer_to(&req4, "allow", None).as_bytes())
             .await
             .unwrap();
-        let _third = lines.next_line().await;
-        // never answers the third
+        // 5: replaying request 4's answer does not answer request 5.
+        let _req5 = next().await;
+        their_w
+            .write_all(answer_to(&req4, "allow", None).as_bytes())
+            .await
+            .unwrap();
+        // 6: never answered.
+        let _req6 = next().await;
         tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     });
     let roots = [root.as_path()];
     let req = call.request(&roots);
     let v = p.ask(&req, &ask_verdict()).await;
     assert_eq!(v.decision, Decision::Deny);
-    assert!(v.reason.contains("not now"));
+    assert!(v.reason.contains("not now"), "{}", v.reason);
+    let v = p.ask(&req, &ask_verdict()).await;
+    assert_eq!(v.decision, Decision::Deny, "an answer without the nonce");
+    assert!(v.reason.contains("does not match request"), "{}", v.reason);
+    let v = p.ask(&req, &ask_verdict()).await;
+    assert_eq!(v.decision, Decision::Deny, "an answer for another id");
     assert_eq!(p.ask(&req, &ask_verdict()).await.decision, Decision::Allow);
+    let v = p.ask(&req, &ask_verdict()).await;
+    assert_eq!(v.decision, Decision::Deny, "a replayed answer");
     let p = p.with_timeout(std::time::Duration::from_millis(100));
     let v = p.ask(&req, &ask_verdict()).await;
     assert_eq!(v.decision, Decision::Deny);
     assert!(v.reason.contains("no answer within"), "{}", v.reason);
+    ui.abort();
+}
+
+/// Answers written before anything was asked (what a process that got hold of the channel
+/// would write) approve nothing: they are discarded or refused, never queued.
+#[tokio::test]
+async fn answers_written_ahead_of_the_request_approve_nothing() {
+    let root = PathBuf::from("/p");
+    let e = engine(&root, &[]);
+    let call = Call::bash("make", &root);
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (our_r, our_w) = tokio::io::split(ours);
+    let (their_r, mut their_w) = tokio::io::split(theirs);
+    let p = JsonLinesPrompter::new(e.clone(), BufReader::new(our_r), our_w);
+    for id in 1..=64 {
+        for nonce in ["", "00000000000000000000000000000000"] {
+            let line = json!({"id": id.to_string(), "nonce": nonce, "decision": "allow_always"});
+            their_w
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+    }
+    // The real UI never answers: only the forged lines could approve.
+    let ui = tokio::spawn(async move {
+        let mut lines = BufReader::new(their_r).lines();
+        while let Ok(Some(_)) = lines.next_line().await {}
+    });
+    let p = p.with_timeout(std::time::Duration::from_millis(200));
+    let roots = [root.as_path()];
+    let req = call.request(&roots);
+    for _ in 0..3 {
+        let v = p.ask(&req, &ask_verdict()).await;
+        assert_eq!(v.decision, Decision::Deny, "{}", v.reason);
+    }
     ui.abort();
 }
 
@@ -387,7 +467,7 @@ async fn json_lines_prompters_sharing_descriptors_get_their_own_answers() {
                 .unwrap();
             let decision = if n.is_multiple_of(2) { "allow" } else { "deny" };
             std::thread::sleep(std::time::Duration::from_millis(2));
-            let reply = format!("{{\"id\":\"{id}\",\"decision\":\"{decision}\"}}\n");
+            let reply = answer_to(&req, decision, None);
             if ans_w.write_all(reply.as_bytes()).is_err() {
                 break;
             }

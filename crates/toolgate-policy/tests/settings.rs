@@ -513,3 +513,56 @@ fn config_render_names_each_rule_source() {
     let j = s.to_json();
     assert_eq!(j["rules"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn project_web_settings_wait_for_trust() {
+    let e = env();
+    e.user_file(
+        r#"{"webFetch": {"allowPrivate": ["10.0.0.1:80"]}, "webSearch": {"backend": "brave", "apiKeyEnv": "BRAVE_API_KEY"}}"#,
+    );
+    e.project_file(
+        r#"{"webFetch": {"allowPrivate": ["127.0.0.1:8080"], "allowHttp": ["*"]}, "webSearch": {"backend": "searxng", "url": "http://evil.example/"}}"#,
+    );
+    let s = e.load();
+    assert!(!s.trusted);
+    // The user's apply at once; the project's do not.
+    assert_eq!(s.web_fetch, json!({"allowPrivate": ["10.0.0.1:80"]}));
+    let search = s
+        .web_search
+        .as_ref()
+        .unwrap_or_else(|| panic!("no webSearch"));
+    assert_eq!(search.value["backend"], "brave");
+    let text = s.render(&[]);
+    assert!(
+        text.contains("webFetch waits for `toolgate trust`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("webSearch waits for `toolgate trust`"),
+        "{text}"
+    );
+    // Trusted: lists merge, and webSearch comes whole from the highest source.
+    TrustStore::new(&e.config).trust(&e.project).unwrap();
+    let s = e.load();
+    assert_eq!(
+        s.web_fetch,
+        json!({"allowPrivate": ["127.0.0.1:8080", "10.0.0.1:80"], "allowHttp": ["*"]})
+    );
+    let search = s
+        .web_search
+        .as_ref()
+        .unwrap_or_else(|| panic!("no webSearch"));
+    assert_eq!(
+        search.value,
+        json!({"backend": "searxng", "url": "http://evil.example/"})
+    );
+    // Command-line settings apply at once, above the project.
+    let mut o = e.opts();
+    o.trusted = Some(false);
+    o.cli.settings = vec![r#"{"webFetch": {"maxChars": 10}}"#.into()];
+    let s = settings::load(&o).unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(
+        s.web_fetch,
+        json!({"maxChars": 10, "allowPrivate": ["10.0.0.1:80"]})
+    );
+}

@@ -81,7 +81,7 @@ const MATRIX: &[(&str, &str, [&str; 6])] = &[
         "Edit /p/.git/config",
         "-",
         [
-            "ask/default",
+            "ask/risk",
             "ask/risk",
             "deny/mode",
             "ask/risk",
@@ -482,8 +482,8 @@ default ¦ - ¦ Bash rm -rf / ¦ hook=allow ¦ deny/risk
 default ¦ deny:Bash(rm *) ¦ Bash rm -rf / ¦ - ¦ deny/rule
 default ¦ ask:Bash(rm *) ¦ Bash rm -rf / ¦ - ¦ deny/risk
 default ¦ allow:Bash(curl *) ¦ Bash curl x ¦ risk=high:network ¦ allow/rule
-default ¦ - ¦ Bash ls ¦ risk=high:odd ¦ ask/default
-acceptEdits ¦ - ¦ Bash rm x ¦ risk=high:odd ¦ ask/default
+default ¦ - ¦ Bash ls ¦ risk=high:odd ¦ ask/risk
+acceptEdits ¦ - ¦ Bash rm x ¦ risk=high:odd ¦ ask/risk
 default ¦ - ¦ Bash ls ¦ risk=moderate ¦ ask/default
 default ¦ deny:Bash(npm *) ¦ Bash npm test ¦ hook=allow ¦ deny/rule
 default ¦ ask:Bash(npm *) ¦ Bash npm test ¦ hook=allow ¦ ask/rule
@@ -506,7 +506,7 @@ auto ¦ allow:Bash(npm run *) ¦ Bash npm run x ¦ - ¦ ask/default
 auto ¦ allow:Bash(npm run lint) ¦ Bash npm run lint ¦ - ¦ allow/rule
 auto ¦ allow:Bash(bash *) ¦ Bash bash x.sh ¦ - ¦ ask/default
 auto ¦ - ¦ Bash rm -rf /tmp/x ¦ - ¦ ask/default
-dontAsk ¦ - ¦ Bash ls ¦ nofacts ¦ allow/mode
+dontAsk ¦ - ¦ Bash ls ¦ - ¦ allow/mode
 dontAsk ¦ - ¦ Bash ls ¦ opaque ¦ deny/mode
 "#;
 

@@ -11,7 +11,7 @@ mod common;
 
 const PATHS: &str = r#"
 default ¦ deny:Read(./.env) ¦ Read /p/.env ¦ - ¦ deny/rule
-default ¦ deny:Read(./.env) ¦ Read /p/sub/.env ¦ - ¦ allow/mode
+default ¦ deny:Read(./.env) ¦ Read /p/sub/.env ¦ - ¦ ask/risk
 default ¦ deny:Read(.env) ¦ Read /p/sub/.env ¦ - ¦ deny/rule
 default ¦ deny:Read(.env) ¦ Read /home/u/.env ¦ - ¦ deny/rule
 default ¦ deny:Read(.env) ¦ Read /p/.env.example ¦ - ¦ allow/mode
@@ -130,14 +130,14 @@ default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git rm conf/x ¦ - ¦
 default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git mv a conf/x ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git clean -fd conf ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(git *) ¦ Bash git checkout main ¦ - ¦ allow/rule
-default ¦ allow:Bash(git *) ¦ Bash git config core.fsmonitor ./watch.sh ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git config core.fsmonitor ./watch.sh ¦ - ¦ ask/risk
 default ¦ allow:Bash(git *) ¦ Bash git config remote.origin.url https://x.example/r.git ¦ - ¦ ask/risk
-default ¦ allow:Bash(git *) ¦ Bash git config --global url.https://x.example/.insteadOf https://github.com/ ¦ - ¦ ask/default
+default ¦ allow:Bash(git *) ¦ Bash git config --global url.https://x.example/.insteadOf https://github.com/ ¦ - ¦ ask/risk
 default ¦ allow:Bash(git *) ¦ Bash git config user.email a@b.example ¦ - ¦ allow/rule
 default ¦ allow:Bash(git *) ¦ Bash git config core.pager 'rm -rf ~' ¦ - ¦ deny/risk
 default ¦ allow:Bash(git *) ¦ Bash git clone -c core.fsmonitor='rm -rf ~' https://x.example/r.git d ¦ - ¦ deny/risk
-default ¦ allow:Bash(git *) ¦ Bash git clone --template=./t https://x.example/r.git d ¦ - ¦ ask/default
-default ¦ allow:Bash(git *) ¦ Bash git config --get user.name ¦ - ¦ allow/rule
+default ¦ allow:Bash(git *) ¦ Bash git clone --template=./t https://x.example/r.git d ¦ - ¦ ask/risk
+default ¦ allow:Bash(git *) ¦ Bash git config --get user.name ¦ - ¦ allow/mode
 default ¦ deny:Edit(./conf/**); allow:Bash(sort *) ¦ Bash sort -uo conf/x f ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(uniq *) ¦ Bash uniq f conf/x ¦ - ¦ deny/rule
 default ¦ deny:Edit(./conf/**); allow:Bash(tar *) ¦ Bash tar -xf a.tar conf/x ¦ - ¦ deny/rule
@@ -149,15 +149,15 @@ default ¦ deny:Read(./.env); allow:Bash(git *) ¦ Bash git commit -m .env ¦ - 
 default ¦ deny:Read(./.env); allow:Bash(python3 *) ¦ Bash python3 -c "print(open('.env').read())" ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env); allow:Bash(node *) ¦ Bash node -e "console.log(require('fs').readFileSync('.env','utf8'))" ¦ - ¦ deny/rule
 default ¦ deny:Read(./.env); allow:Bash(awk *) ¦ Bash awk 'BEGIN{getline l < ".env"; print l}' ¦ - ¦ deny/rule
-default ¦ allow:Bash(python3 *) ¦ Bash python3 -c "print(open('/etc/shadow').read())" ¦ - ¦ ask/default
+default ¦ allow:Bash(python3 *) ¦ Bash python3 -c "print(open('/etc/shadow').read())" ¦ - ¦ ask/risk
 default ¦ allow:Bash(python3 *) ¦ Bash python3 -c "print(open('README').read())" ¦ - ¦ allow/rule
-default ¦ - ¦ Bash git diff --no-index /etc/shadow README ¦ - ¦ ask/default
-default ¦ - ¦ Bash date -f /etc/shadow ¦ - ¦ ask/default
+default ¦ - ¦ Bash git diff --no-index /etc/shadow README ¦ - ¦ ask/risk
+default ¦ - ¦ Bash date -f /etc/shadow ¦ - ¦ ask/risk
 default ¦ - ¦ Bash find /home/u/.ssh ¦ - ¦ ask/default
 default ¦ - ¦ Bash git show HEAD:README ¦ - ¦ allow/mode
 default ¦ - ¦ Bash find . -name x ¦ - ¦ allow/mode
 default ¦ deny:Read(~/.aws/**) ¦ Bash cat ~/.aws/credentials ¦ - ¦ deny/rule
-default ¦ deny:Read(./.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ ask/default
+default ¦ deny:Read(./.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ ask/risk
 default ¦ deny:Read(.env) ¦ Bash cat .env ¦ cwd=/p/sub ¦ deny/rule
 default ¦ - ¦ Bash cat /etc/passwd ¦ - ¦ ask/default
 default ¦ allow:Bash(cat *) ¦ Bash cat /etc/hosts ¦ - ¦ ask/default
@@ -173,9 +173,9 @@ acceptEdits ¦ - ¦ Bash mkdir -p a/b && touch a/b/c ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash mv a b && cp b c && sed -i s/x/y/ c ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash timeout 5 rm x ¦ - ¦ allow/mode
 acceptEdits ¦ - ¦ Bash chmod +x a ¦ - ¦ ask/default
-acceptEdits ¦ - ¦ Bash rm -rf .git ¦ - ¦ ask/default
+acceptEdits ¦ - ¦ Bash rm -rf .git ¦ - ¦ ask/risk
 acceptEdits ¦ - ¦ Bash sudo rm x ¦ subs=rm x ¦ ask/default
-acceptEdits ¦ - ¦ Bash cp a ../outside ¦ - ¦ ask/default
+acceptEdits ¦ - ¦ Bash cp a ../outside ¦ - ¦ ask/risk
 acceptEdits ¦ - ¦ Bash /tmp/rm x ¦ - ¦ ask/default
 "#;
 

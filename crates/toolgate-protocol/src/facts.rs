@@ -87,6 +87,23 @@ pub struct CommandFact {
     /// Names of the leading `NAME=value` assignments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// The analyzer's risk for this subcommand (`None`: no analyzer looked at it, as for a
+    /// fallback split).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<Risk>,
+    /// The analyzer found that this subcommand's program only reads: one of its read-only
+    /// table, without an option that writes or runs code, and no risk found. The files its
+    /// redirections write (`echo hi > out.txt`) are not counted here: they are path facts of
+    /// their own, which the policy checks. `false` when unknown, so a missing verdict never
+    /// approves anything.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+    /// The same command with the options that only choose *where* or *how* it runs removed
+    /// and inline aliases expanded (`git -C . push origin main` → `git push origin main`,
+    /// `git -c alias.p='push --force' p` → `git push --force`, `docker --context x rm c` →
+    /// `docker rm c`), when that differs from `argv`. Deny and ask rules match either form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalized: Option<Vec<String>>,
 }
 
 /// A risk finding with a reason a human can read.

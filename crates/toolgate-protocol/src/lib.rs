@@ -9,8 +9,12 @@
 //! Anthropic `tool_use` / `tool_result` blocks, OpenAI function calls, and MCP tool
 //! definitions.
 //!
-//! This crate has no I/O and no policy; it only names things, so that the policy engine,
-//! hooks, sandbox, audit log and front doors agree on what a call is.
+//! The [`net`] module holds the network destination knowledge both network doors (WebFetch
+//! and the sandbox proxy) share: refused address ranges, host parsing, domain patterns.
+//!
+//! This crate has no policy and no I/O (except reading the host's own interface addresses in
+//! [`net::local_addresses`]); it only names things, so that the policy engine, hooks,
+//! sandbox, audit log and front doors agree on what a call is.
 //!
 //! ```
 //! use toolgate_protocol::{ToolCall, wire};
@@ -28,7 +32,9 @@ mod call;
 mod error;
 mod facts;
 mod mode;
+pub mod net;
 mod output;
+pub mod paths;
 mod result;
 mod spec;
 mod verdict;

@@ -61,6 +61,23 @@ pub enum SandboxError {
     /// The policy could not be encoded or decoded for the helper.
     #[error("sandbox policy encoding: {0}; this is a toolgate bug")]
     Encoding(String),
+    /// A bounded walk of the roots (for the masks the permission rules call for, or for
+    /// the repositories below a writable root) met more entries than it may look at: the
+    /// room is not started, rather than started without what the walk was to find.
+    #[error(
+        "the sandbox was not started: more than {max} entries below {} to check {purpose}; {hint}",
+        root.display()
+    )]
+    WalkTooLarge {
+        /// The root being walked.
+        root: PathBuf,
+        /// The bound (`sandbox.filesystem.maxWalkEntries`).
+        max: usize,
+        /// What the walk was for.
+        purpose: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// The network proxy failed.
     #[error("sandbox network proxy: {op} failed: {source}")]
     Proxy {

@@ -3,11 +3,15 @@
 //! The harness decides which layers apply ([`Plan`]); the helper applies exactly those and
 //! fails (exit [`crate::EXIT_SETUP_FAILED`]) rather than silently skipping one.
 //!
-//! Wire format: `HELPER argv = [exe, HELPER_ARG, <spec JSON>, <cwd>, "--", CMD...]`. The spec
-//! (policy + plan + precompiled seccomp programs) holds no secrets; the command's
+//! Wire format: `HELPER argv = [exe, HELPER_ARG, SPEC_FD_ARG, <fd>, <cwd>, "--", CMD...]`.
+//! The spec (policy + plan + precompiled seccomp programs, as JSON) is in a sealed memfd
+//! the helper inherits as `<fd>`, not on its command line: the sandbox's pid 1 is a copy of
+//! the helper, and every process in the room can read `/proc/1/cmdline`. The command's
 //! environment travels as the helper's own (cleared and allow-listed) environment.
 
 use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,14 +20,24 @@ use serde::{Deserialize, Serialize};
 use crate::cgroup::CgroupInfo;
 use crate::error::SandboxError;
 use crate::helper::seccomp;
-use crate::policy::{FsMode, NetworkMode, SandboxPolicy};
+use crate::policy::{FsMode, MemoryLimit, NetworkMode, SandboxPolicy};
 use crate::probe::{Layer, Probe, Tier};
 
 /// The hidden subcommand: `toolgate __sandbox-exec …` runs [`crate::helper_main`].
 pub const HELPER_ARG: &str = "__sandbox-exec";
 
-/// Largest spec accepted on the command line (Linux caps one argument at 128 KiB).
-const MAX_SPEC_BYTES: usize = 120 * 1024;
+/// Largest spec the helper is given. A policy's paths — including every file the room
+/// masks for a permission rule — fit many times over; a policy past it is refused rather
+/// than copied into every helper.
+pub(crate) const MAX_SPEC_BYTES: usize = 8 << 20;
+
+/// The helper argument before the spec's descriptor number.
+pub(crate) const SPEC_FD_ARG: &str = "--spec-fd";
+
+/// Lowest descriptor number the spec is passed on: above the numbers callers put their own
+/// descriptors on in the child (shells' redirections use 0–9, the Bash tool's working
+/// directory report 63), so a caller's `dup2` between fork and exec cannot replace it.
+pub const MIN_SPEC_FD: i32 = 64;
 
 /// What will be applied for one policy on this machine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,11 +125,19 @@ impl Plan {
             // Non-root without a pids cgroup: RLIMIT_NPROC (per user namespace) suffices.
         }
         let mut memory_via_rlimit_as = false;
-        if policy.limits.memory_bytes.is_some() && !probe.has(Layer::CgroupMemory) {
-            memory_via_rlimit_as = true;
-            warnings.push("memory limited by RLIMIT_AS (no memory cgroup)".to_owned());
-        } else if policy.limits.memory_bytes.is_some() {
-            applied.push(Layer::CgroupMemory);
+        let memory = policy.limits.memory;
+        match (memory, probe.has(Layer::CgroupMemory)) {
+            (MemoryLimit::Unlimited, _) => {}
+            (_, true) => applied.push(Layer::CgroupMemory),
+            (MemoryLimit::Bytes(_), false) => {
+                memory_via_rlimit_as = true;
+                warnings.push("memory limited by RLIMIT_AS (no memory cgroup)".to_owned());
+            }
+            (MemoryLimit::Default, false) => warnings.push(
+                "default memory limit not enforced (no memory cgroup); set \
+                 sandbox.limits.memoryMb to enforce one through RLIMIT_AS"
+                    .to_owned(),
+            ),
         }
         let tier = if ns_ok {
             Tier::A
@@ -177,7 +199,7 @@ pub fn helper_exe(main_exe: &Path) -> PathBuf {
     }
 }
 
-/// Everything the helper needs (serialized into its argv).
+/// Everything the helper needs (serialized into its spec memfd).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct HelperSpec {
     pub policy: SandboxPolicy,
@@ -230,6 +252,10 @@ pub struct Prepared {
 
 /// Builds the command that runs `argv` in `cwd` through the helper, planned against the
 /// cached [`crate::probe()`]. See [`prepare`] for the plan.
+///
+/// Spawn this `Command` itself (or a `tokio::process::Command` made from it): it hands the
+/// helper its spec on a descriptor numbered [`MIN_SPEC_FD`] or above, between fork and
+/// exec. A copy made from its program and arguments runs nothing (the helper refuses).
 pub fn command(
     policy: &SandboxPolicy,
     helper_exe: &Path,
@@ -256,6 +282,7 @@ pub fn prepare(
     if !policy.enabled {
         let mut cmd = Command::new(program);
         cmd.args(args).current_dir(cwd);
+        toolgate_core::child::only_standard_descriptors(&mut cmd);
         return Ok(Prepared {
             command: cmd,
             plan: None,
@@ -270,9 +297,26 @@ pub fn prepare(
             reason: format!("policy too large ({} bytes > {MAX_SPEC_BYTES})", json.len()),
         });
     }
+    let spec_fd = spec_memfd(json.as_bytes())?;
+    let raw = spec_fd.as_raw_fd();
     let mut cmd = Command::new(helper_exe);
+    // Only 0–2 and the spec (installed next) reach the helper: nothing toolgate holds, such
+    // as an approval channel, enters the room.
+    toolgate_core::child::only_standard_descriptors(&mut cmd);
+    // SAFETY: between fork and exec the closure only calls fcntl, which is
+    // async-signal-safe. It owns the memfd, which is close-on-exec everywhere else (no other
+    // child of a multi-threaded harness inherits it) and stays open while `cmd` lives.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(spec_fd.as_raw_fd(), libc::F_SETFD, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     cmd.arg(HELPER_ARG)
-        .arg(json)
+        .arg(SPEC_FD_ARG)
+        .arg(raw.to_string())
         .arg(cwd)
         .arg("--")
         .arg(program)
@@ -288,6 +332,27 @@ pub fn prepare(
         command: cmd,
         plan: Some(plan),
     })
+}
+
+/// A sealed, close-on-exec memfd holding `bytes`.
+fn spec_memfd(bytes: &[u8]) -> Result<std::os::fd::OwnedFd, SandboxError> {
+    use rustix::fs::{MemfdFlags, SealFlags};
+    let io = |op: &str, e: std::io::Error| {
+        SandboxError::io("helper", op.to_owned(), e, "check memfd_create support")
+    };
+    let fd = rustix::fs::memfd_create(
+        "toolgate-sandbox-spec",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )
+    .map_err(|e| io("memfd_create", e.into()))?;
+    let mut file = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut file, bytes).map_err(|e| io("write spec", e))?;
+    rustix::fs::fcntl_add_seals(
+        &file,
+        SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE,
+    )
+    .map_err(|e| io("seal spec", e.into()))?;
+    rustix::io::fcntl_dupfd_cloexec(&file, MIN_SPEC_FD).map_err(|e| io("dup spec", e.into()))
 }
 
 fn validate(policy: &SandboxPolicy, cwd: &Path) -> Result<(), SandboxError> {

@@ -8,33 +8,44 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use toolgate_protocol::paths::{self, InRoom, Pattern};
 
 use crate::probe::Layer;
 
-/// Paths under `$HOME` that are unreadable inside the sandbox by default (credentials).
-pub const DEFAULT_HOME_READ_DENY: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".azure",
-    ".config/gh",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials.toml",
-];
+/// Paths under `$HOME` that are unreadable inside the sandbox by default: the secret
+/// entries of the path-class table (`toolgate_protocol::paths`) marked
+/// [`InRoom::HiddenInHome`], as paths relative to home.
+pub fn default_home_read_deny() -> Vec<&'static str> {
+    paths::room_entries()
+        .filter(|e| e.room == InRoom::HiddenInHome)
+        .filter_map(|e| match e.pattern {
+            Pattern::Dir(name) | Pattern::File(name) | Pattern::Home(name) => Some(name),
+            Pattern::Glob(_) | Pattern::Abs(_) => None,
+        })
+        .fold(Vec::new(), |mut out, name| {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+            out
+        })
+}
 
-/// Pattern (last path component) of files unreadable at the top of every writable root.
-pub const DEFAULT_ROOT_READ_DENY: &[&str] = &[".env*"];
+/// Name patterns (last path component, `*` globs) unreadable at the top of every writable
+/// root: the table's entries marked [`InRoom::HiddenAtRootTop`] (dotenv files).
+pub fn default_root_read_deny() -> Vec<&'static str> {
+    paths::room_entries()
+        .filter(|e| e.room == InRoom::HiddenAtRootTop)
+        .filter_map(|e| match e.pattern {
+            Pattern::Glob(name) | Pattern::File(name) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
 
 /// The content of a `.git/commondir` placeholder (see [`WhenMissing::PlaceholderCommonDir`]).
 pub const COMMONDIR_PLACEHOLDER: &[u8] = b".\n";
 
-/// How an entry of [`DEFAULT_PROTECTED`] is protected when it does not exist yet.
+/// How an entry of [`default_protected`] is protected when it does not exist yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WhenMissing {
@@ -50,6 +61,15 @@ pub enum WhenMissing {
     /// Only protect it if it exists (creating it is not a persistence vector on its own, or an
     /// empty placeholder would break tools outside the sandbox).
     Skip,
+    /// Protect it if it exists; if the command creates it, move it aside after the run
+    /// (`NAME` → `NAME.toolgate-blocked`) and say so. For names directly in a root whose
+    /// empty placeholder could upset a tool outside the sandbox meanwhile (an empty
+    /// `.pre-commit-config.yaml`, `.envrc`, `lefthook.yml`) or clutter every workspace (shell
+    /// rc files). What is created exists until the run ends.
+    MoveAside,
+    /// Not protected: a writable exception inside a protected entry above it, bound back
+    /// read-write when it exists (`.claude/worktrees`, where agent worktrees live).
+    Exception,
 }
 
 /// One write-protected name, relative to the top of each writable root (workspace and
@@ -62,47 +82,54 @@ pub struct ProtectedName {
     pub when_missing: WhenMissing,
 }
 
-/// Write-protected carve-outs inside writable roots: `(relative path, when missing)`.
+/// Write-protected carve-outs inside writable roots: the path-class table's protected
+/// entries, as `(relative path, when missing)`.
 ///
 /// Existing entries become read-only bind mounts. Missing ones with a placeholder policy get an
 /// empty placeholder on the host, mounted read-only inside and removed after the run when no
-/// other sandbox of the user still runs (`placeholders.rs`). When `.git` is missing, the
-/// placeholder of every `.git/*` entry is `.git` itself, their first missing component; a
-/// `.git` file is made read-only.
-pub const DEFAULT_PROTECTED: &[(&str, WhenMissing)] = &[
-    (".git/hooks", WhenMissing::PlaceholderDir),
-    (".git/config", WhenMissing::PlaceholderFile),
-    // Read by git only with `extensions.worktreeConfig`, then as trusted as `config`.
-    (".git/config.worktree", WhenMissing::PlaceholderFile),
-    // A `commondir` file moves `config` and `hooks` to the directory it names: one the
-    // command could fill (checked: `core.fsmonitor` there runs at the next `git status`).
-    (".git/commondir", WhenMissing::PlaceholderCommonDir),
-    (".git/info", WhenMissing::Skip),
-    (".toolgate", WhenMissing::PlaceholderDir),
-    (".claude", WhenMissing::PlaceholderDir),
-    (".mcp.json", WhenMissing::PlaceholderFile),
-    (".codex", WhenMissing::Skip),
-    (".agents", WhenMissing::Skip),
-    (".vscode", WhenMissing::PlaceholderDir),
-    (".idea", WhenMissing::Skip),
-    (".husky", WhenMissing::Skip),
-    (".devcontainer", WhenMissing::Skip),
-    (".gitmodules", WhenMissing::Skip),
-    (".gitconfig", WhenMissing::Skip),
-    (".envrc", WhenMissing::Skip),
-    (".pre-commit-config.yaml", WhenMissing::Skip),
-    (".bashrc", WhenMissing::Skip),
-    (".bash_profile", WhenMissing::Skip),
-    (".bash_login", WhenMissing::Skip),
-    (".bash_logout", WhenMissing::Skip),
-    (".bash_aliases", WhenMissing::Skip),
-    (".profile", WhenMissing::Skip),
-    (".zshrc", WhenMissing::Skip),
-    (".zprofile", WhenMissing::Skip),
-    (".zshenv", WhenMissing::Skip),
-    (".zlogin", WhenMissing::Skip),
-    (".ripgreprc", WhenMissing::Skip),
-];
+/// other sandbox of the user still runs (`placeholders.rs`); missing [`WhenMissing::MoveAside`]
+/// ones are moved aside after the run if the command created them (`repos.rs`); an entry's
+/// `except_child` (`.claude/worktrees`) becomes a [`WhenMissing::Exception`]. When `.git` is
+/// missing, the placeholder of every `.git/*` entry is `.git` itself, their first missing
+/// component; a `.git` file is made read-only. The `.git/*` entries also apply inside every
+/// repository found below a project root (nested `.git` directories, bare repositories, and
+/// the git directories under a repository's `modules/` and `worktrees/`).
+fn protected_in_room() -> Vec<(String, WhenMissing)> {
+    let mut out: Vec<(String, WhenMissing)> = Vec::new();
+    for e in paths::room_entries() {
+        let name = match e.pattern {
+            Pattern::Dir(name) | Pattern::File(name) => name,
+            _ => continue,
+        };
+        match e.room {
+            InRoom::ReadOnly(missing) => {
+                out.push((name.to_owned(), missing.into()));
+                if let Some(child) = e.except_child {
+                    out.push((format!("{name}/{child}"), WhenMissing::Exception));
+                }
+            }
+            InRoom::ReadOnlyParts(parts) => out.extend(
+                parts
+                    .iter()
+                    .map(|(part, missing)| (format!("{name}/{part}"), (*missing).into())),
+            ),
+            InRoom::Nothing | InRoom::HiddenInHome | InRoom::HiddenAtRootTop => {}
+        }
+    }
+    out
+}
+
+impl From<paths::WhenMissing> for WhenMissing {
+    fn from(w: paths::WhenMissing) -> Self {
+        match w {
+            paths::WhenMissing::PlaceholderDir => WhenMissing::PlaceholderDir,
+            paths::WhenMissing::PlaceholderFile => WhenMissing::PlaceholderFile,
+            paths::WhenMissing::PlaceholderCommonDir => WhenMissing::PlaceholderCommonDir,
+            paths::WhenMissing::Skip => WhenMissing::Skip,
+            paths::WhenMissing::MoveAside => WhenMissing::MoveAside,
+        }
+    }
+}
 
 /// Environment variables passed into the sandbox by default (trailing `*` = prefix).
 pub const DEFAULT_ENV_ALLOW: &[&str] = &[
@@ -138,6 +165,14 @@ pub const DEFAULT_TMP_SIZE_BYTES: u64 = 1 << 30;
 /// runner, far below what a fork bomb needs to hurt the host.
 pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
 
+/// The room's default memory limit, as a share of the machine's RAM (percent): a compiler,
+/// linker or test runner gets plenty, and a runaway command leaves the other half to the
+/// host — the harness, the user's editor — instead of waking the host's OOM killer.
+pub const DEFAULT_MEMORY_PERCENT: u64 = 50;
+
+/// The default memory limit when the machine's RAM cannot be read (`sysinfo(2)` failed).
+pub const FALLBACK_DEFAULT_MEMORY_BYTES: u64 = 4 << 30;
+
 /// Default TCP port of the in-sandbox proxy bridge (`HTTP(S)_PROXY=http://127.0.0.1:PORT`).
 pub const DEFAULT_PROXY_PORT: u16 = 3128;
 
@@ -168,7 +203,7 @@ pub enum NetworkMode {
 }
 
 /// Filesystem part of a [`SandboxPolicy`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FsPolicy {
     /// Mode.
@@ -176,7 +211,7 @@ pub struct FsPolicy {
     /// Writable roots (absolute): workspace, additional directories, `allowWrite` paths.
     /// The first entry is the workspace. Ignored in [`FsMode::ReadOnly`].
     pub writable_roots: Vec<PathBuf>,
-    /// Roots that get the [`DEFAULT_PROTECTED`] carve-outs and the [`DEFAULT_ROOT_READ_DENY`]
+    /// Roots that get the [`default_protected`] carve-outs and the [`default_root_read_deny`]
     /// masks (workspace and additional directories).
     pub project_roots: Vec<PathBuf>,
     /// Mount a private tmpfs on `/tmp` (writable, discarded afterwards).
@@ -187,8 +222,28 @@ pub struct FsPolicy {
     pub read_allowed: Vec<PathBuf>,
     /// Read-only carve-outs inside writable roots (absolute; `denyWrite`).
     pub write_denied: Vec<PathBuf>,
-    /// Names protected inside each project root; defaults to [`DEFAULT_PROTECTED`].
+    /// Names protected inside each project root; defaults to [`default_protected`].
     pub protected: Vec<ProtectedName>,
+    /// Most entries one walk at a room's start may look at (`sandbox.filesystem.
+    /// maxWalkEntries`): the permission rules' masks, the repositories below the project
+    /// roots. Past it the room is refused.
+    pub max_walk_entries: usize,
+}
+
+impl Default for FsPolicy {
+    fn default() -> Self {
+        FsPolicy {
+            mode: FsMode::default(),
+            writable_roots: Vec::new(),
+            project_roots: Vec::new(),
+            private_tmp: false,
+            read_denied: Vec::new(),
+            read_allowed: Vec::new(),
+            write_denied: Vec::new(),
+            protected: Vec::new(),
+            max_walk_entries: crate::rule_limits::DEFAULT_MAX_WALK_ENTRIES,
+        }
+    }
 }
 
 /// Network part of a [`SandboxPolicy`].
@@ -232,6 +287,56 @@ impl Default for NetworkPolicy {
     }
 }
 
+/// The memory limit of a room (`sandbox.limits.memoryMb`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryLimit {
+    /// [`default_memory_bytes`], enforced by the memory cgroup only: its fallback,
+    /// RLIMIT_AS, counts reserved address space, which runtimes that reserve large ranges
+    /// (the JVM, V8's WebAssembly) would exceed without using the memory.
+    #[default]
+    Default,
+    /// This many bytes: the memory cgroup, else RLIMIT_AS.
+    Bytes(u64),
+    /// No limit (`memoryMb: 0`).
+    Unlimited,
+}
+
+impl MemoryLimit {
+    /// The limit in bytes, if there is one.
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            MemoryLimit::Default => Some(default_memory_bytes()),
+            MemoryLimit::Bytes(n) => Some(n),
+            MemoryLimit::Unlimited => None,
+        }
+    }
+
+    /// Whether RLIMIT_AS stands in for a missing memory cgroup (an explicit limit only).
+    pub fn rlimit_as_fallback(self) -> bool {
+        matches!(self, MemoryLimit::Bytes(_))
+    }
+}
+
+/// [`DEFAULT_MEMORY_PERCENT`] of this machine's RAM (read once per process).
+pub fn default_memory_bytes() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        // SAFETY: sysinfo fills a zeroed struct we own.
+        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sysinfo(&mut info) } != 0 {
+            return FALLBACK_DEFAULT_MEMORY_BYTES;
+        }
+        // `c_ulong`: 32 bits on some targets.
+        #[allow(clippy::useless_conversion)]
+        let total = u64::from(info.totalram).saturating_mul(u64::from(info.mem_unit));
+        match total / 100 * DEFAULT_MEMORY_PERCENT {
+            0 => FALLBACK_DEFAULT_MEMORY_BYTES,
+            n => n,
+        }
+    })
+}
+
 /// Resource limits. `None` = not limited by the sandbox.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -240,8 +345,8 @@ pub struct Limits {
     pub wall_time_ms: Option<u64>,
     /// CPU seconds (RLIMIT_CPU soft; hard = soft + 1 → SIGKILL).
     pub cpu_time_secs: Option<u64>,
-    /// Memory (cgroup `memory.max`; RLIMIT_AS when no memory cgroup is available).
-    pub memory_bytes: Option<u64>,
+    /// Memory (cgroup `memory.max`; see [`MemoryLimit`] for when RLIMIT_AS stands in).
+    pub memory: MemoryLimit,
     /// Processes (cgroup `pids.max`; RLIMIT_NPROC backstop for non-root).
     pub processes: Option<u64>,
     /// Largest file the command may write (RLIMIT_FSIZE).
@@ -257,7 +362,7 @@ impl Default for Limits {
         Limits {
             wall_time_ms: None,
             cpu_time_secs: None,
-            memory_bytes: None,
+            memory: MemoryLimit::Default,
             processes: Some(DEFAULT_MAX_PROCESSES),
             file_size_bytes: None,
             open_files: None,
@@ -333,14 +438,11 @@ impl Default for SandboxPolicy {
     }
 }
 
-/// [`DEFAULT_PROTECTED`] as data.
+/// The write-protected names of every project root in the room, from the path-class table.
 pub fn default_protected() -> Vec<ProtectedName> {
-    DEFAULT_PROTECTED
-        .iter()
-        .map(|(path, when_missing)| ProtectedName {
-            path: (*path).to_owned(),
-            when_missing: *when_missing,
-        })
+    protected_in_room()
+        .into_iter()
+        .map(|(path, when_missing)| ProtectedName { path, when_missing })
         .collect()
 }
 
@@ -358,7 +460,7 @@ impl SandboxPolicy {
             .project_roots
             .push(workspace.to_path_buf());
         if let Some(home) = home {
-            for rel in DEFAULT_HOME_READ_DENY {
+            for rel in default_home_read_deny() {
                 policy.filesystem.read_denied.push(home.join(rel));
             }
         }
@@ -366,9 +468,9 @@ impl SandboxPolicy {
         policy
     }
 
-    /// Adds the [`DEFAULT_ROOT_READ_DENY`] patterns under `root`.
+    /// Adds the [`default_root_read_deny`] patterns under `root`.
     pub(crate) fn add_root_read_denies(&mut self, root: &Path) {
-        for pat in DEFAULT_ROOT_READ_DENY {
+        for pat in default_root_read_deny() {
             push_unique(&mut self.filesystem.read_denied, root.join(pat));
         }
     }
@@ -440,7 +542,12 @@ mod tests {
         assert!(
             back.filesystem
                 .read_denied
-                .contains(&PathBuf::from("/w/.env*"))
+                .contains(&PathBuf::from("/w/.env"))
+        );
+        assert!(
+            back.filesystem
+                .read_denied
+                .contains(&PathBuf::from("/w/.env.*"))
         );
     }
 }

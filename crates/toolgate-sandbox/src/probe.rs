@@ -389,7 +389,7 @@ pub(crate) use cache::state_dir;
 /// The per-boot cache of [`NsProbe`]: one JSON file in a directory only the user can write.
 mod cache {
     use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     use std::path::PathBuf;
 
     use serde::{Deserialize, Serialize};
@@ -445,19 +445,10 @@ mod cache {
         super::state_dir()
     }
 
-    /// The per-user state directory, created 0700 if missing; `None` unless it is a real
-    /// directory owned by us and closed to everyone else (another user must not feed us a
-    /// probe or hold our locks).
+    /// The per-user state directory (`toolgate_core::user_state_dir`): another user must
+    /// not feed us a probe or hold our locks.
     pub(crate) fn state_dir() -> Option<PathBuf> {
-        // SAFETY: geteuid never fails.
-        let euid = unsafe { libc::geteuid() };
-        let dir = match std::env::var_os("XDG_RUNTIME_DIR") {
-            Some(d) if !d.is_empty() => PathBuf::from(d).join("toolgate"),
-            _ => std::env::temp_dir().join(format!("toolgate-{euid}")),
-        };
-        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-        let meta = std::fs::symlink_metadata(&dir).ok()?;
-        (meta.is_dir() && meta.uid() == euid && meta.mode() & 0o077 == 0).then_some(dir)
+        toolgate_core::user_state_dir()
     }
 
     pub(super) fn load() -> Option<NsProbe> {

@@ -7,8 +7,9 @@
 //! `network.allowUnixSockets`, type-checked but not enforceable per path on Linux: the
 //! listed sockets stay refused unless `allowAllUnixSockets`). toolgate extensions:
 //! `filesystem.mode` (`off` / `workspace-write` / `read-only`), `network.mode`
-//! (`none` / `allowlist` / `full`), `limits.{wallTimeSec, cpuTimeSec, memoryMb, processes,
-//! fileSizeMb, openFiles, tmpSizeMb}`, `disableLayers`. Other CC keys are accepted and ignored.
+//! (`none` / `allowlist` / `full`), `limits.{wallTimeSec, cpuTimeSec, memoryMb (0: no
+//! limit; default: half the RAM), processes, fileSizeMb, openFiles, tmpSizeMb}`,
+//! `disableLayers`. Other CC keys are accepted and ignored.
 //!
 //! Paths in `sandbox.filesystem.*`: `/x` absolute, `~/x` home, `./x` or `x` workspace-relative.
 //! As on Linux in CC, write entries containing `*`, `?` or `[` are skipped; read entries may
@@ -19,7 +20,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::SandboxError;
-use crate::policy::{DEFAULT_HOME_READ_DENY, FsMode, NetworkMode, SandboxPolicy, push_unique};
+use crate::policy::{
+    FsMode, MemoryLimit, NetworkMode, SandboxPolicy, default_home_read_deny, push_unique,
+};
 use crate::probe::Layer;
 
 /// Where relative paths in settings and rules resolve.
@@ -201,6 +204,9 @@ impl SandboxPolicy {
                 ctx.resolve(raw.trim_end_matches("/**")),
             );
         }
+        if let Some(n) = get_u64(fs, "maxWalkEntries", "sandbox.filesystem.maxWalkEntries")? {
+            policy.filesystem.max_walk_entries = usize::try_from(n).unwrap_or(usize::MAX);
+        }
         let net = s.get("network").unwrap_or(&empty);
         policy.network.allowed_domains =
             get_strings(net, "allowedDomains", "sandbox.network.allowedDomains")?;
@@ -234,8 +240,10 @@ impl SandboxPolicy {
         }
         l.cpu_time_secs =
             get_u64(lim, "cpuTimeSec", "sandbox.limits.cpuTimeSec")?.or(l.cpu_time_secs);
-        if let Some(v) = get_u64(lim, "memoryMb", "sandbox.limits.memoryMb")? {
-            l.memory_bytes = Some(v.saturating_mul(MIB));
+        match get_u64(lim, "memoryMb", "sandbox.limits.memoryMb")? {
+            Some(0) => l.memory = MemoryLimit::Unlimited,
+            Some(v) => l.memory = MemoryLimit::Bytes(v.saturating_mul(MIB)),
+            None => {}
         }
         l.processes = get_u64(lim, "processes", "sandbox.limits.processes")?.or(l.processes);
         if let Some(v) = get_u64(lim, "fileSizeMb", "sandbox.limits.fileSizeMb")? {
@@ -304,8 +312,8 @@ impl SandboxPolicy {
     }
 
     /// The default `$HOME` credential paths this policy hides (for docs and status).
-    pub fn default_home_denies() -> &'static [&'static str] {
-        DEFAULT_HOME_READ_DENY
+    pub fn default_home_denies() -> Vec<&'static str> {
+        default_home_read_deny()
     }
 }
 
@@ -356,7 +364,7 @@ mod tests {
                 .contains(&PathBuf::from("/nonexistent-ws/locked"))
         );
         assert_eq!(p.network.mode, NetworkMode::Allowlist);
-        assert_eq!(p.limits.memory_bytes, Some(512 * MIB));
+        assert_eq!(p.limits.memory, MemoryLimit::Bytes(512 * MIB));
         assert_eq!(p.limits.wall_time_ms, Some(3000));
     }
 

@@ -44,6 +44,43 @@ pub(crate) fn single_threaded() -> bool {
     }
 }
 
+/// Overwrites the calling process's argument strings — what `/proc/PID/cmdline` shows to
+/// every process that can see this one — with `title`, then NULs. Returns whether it did.
+///
+/// The sandbox's pid 1 is a copy of its creator: `toolgate sandbox run --settings …`, or the
+/// helper. Every process in the room can read `/proc/1/cmdline` (unlike `environ`, it needs
+/// no ptrace access), and the settings named there are no business of the command's. The
+/// kernel keeps the argument area's bounds (`arg_start`, `arg_end`: fields 48 and 49 of
+/// `/proc/self/stat`) and reads the bytes from there, as `setproctitle(3)` relies on.
+pub(crate) fn overwrite_cmdline(title: &[u8]) -> bool {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return false;
+    };
+    // Fields after the command name (which may hold spaces and parentheses) start at 3.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<usize>().ok());
+    let (Some(start), Some(end)) = (field(48), field(49)) else {
+        return false;
+    };
+    if end <= start {
+        return false;
+    }
+    let len = end - start;
+    let keep = title.len().min(len - 1);
+    // SAFETY: [start, end) is this process's own argument area (on its stack, writable),
+    // as the kernel reports it; the process is single-threaded, and the only reader of it
+    // in Rust, `std::env::args`, sees the new strings afterwards, which is fine here.
+    unsafe {
+        let area = start as *mut u8;
+        std::ptr::copy_nonoverlapping(title.as_ptr(), area, keep);
+        std::ptr::write_bytes(area.add(keep), 0, len - keep);
+    }
+    true
+}
+
 /// `clone(flags | SIGCHLD)` without a new stack: `fork`, with the child created in the new
 /// namespaces `flags` names (bubblewrap's `raw_clone`). The caller stays in its own
 /// namespaces, so its exit never pays for tearing the sandbox's down. Returns the child's

@@ -573,7 +573,7 @@ fn memory_beyond_limit_is_stopped() {
     tier_a();
     let f = Fixture::new();
     let mut p = f.policy();
-    p.limits.memory_bytes = Some(128 << 20);
+    p.limits.memory = toolgate_sandbox::MemoryLimit::Bytes(128 << 20);
     let out = f.run(&p, &[&tool_s(), "alloc", "1024"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(!s.contains("ESCAPED"), "{}", text(&out));
@@ -582,6 +582,49 @@ fn memory_beyond_limit_is_stopped() {
         "{}",
         text(&out)
     );
+}
+
+/// The limit the room's memory cgroup holds, read from inside (`None`: unlimited).
+fn memory_limit_inside(f: &Fixture, p: &toolgate_sandbox::SandboxPolicy) -> Option<u64> {
+    let out = f.run(p, &[&tool_s(), "memory-limit"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    let value = s
+        .trim()
+        .strip_prefix("MEMLIMIT ")
+        .unwrap_or_else(|| panic!("{}", text(&out)));
+    // cgroup v2 says `max`; v1 a page-rounded huge number.
+    value.parse().ok().filter(|n| *n < (1u64 << 62))
+}
+
+/// With no `memoryMb`, the room's memory cgroup holds half the machine's RAM; `memoryMb`
+/// sets another value, and `0` none at all.
+#[test]
+fn memory_is_limited_by_default() {
+    tier_a();
+    require(&[Layer::CgroupMemory]);
+    let f = Fixture::new();
+    let half = toolgate_sandbox::default_memory_bytes();
+    let page = 4096;
+    let got = memory_limit_inside(&f, &f.policy());
+    assert!(
+        got.is_some_and(|n| n <= half && n + page > half),
+        "default limit {got:?}, expected {half}"
+    );
+    for (settings, want) in [
+        (r#"{"limits": {"memoryMb": 300}}"#, Some(300u64 << 20)),
+        (r#"{"limits": {"memoryMb": 0}}"#, None),
+    ] {
+        let json = serde_json::from_str(settings).unwrap_or_else(|e| panic!("{e}"));
+        let ctx = toolgate_sandbox::PolicyContext {
+            workspace: f.ws.clone(),
+            additional_dirs: Vec::new(),
+            home: Some(f.home.clone()),
+        };
+        let mut p = toolgate_sandbox::SandboxPolicy::from_settings(&json, &ctx)
+            .unwrap_or_else(|e| panic!("{e}"));
+        p.enabled = true;
+        assert_eq!(memory_limit_inside(&f, &p), want, "{settings}");
+    }
 }
 
 #[test]
@@ -713,6 +756,154 @@ fn host_unix_sockets_are_unreachable() {
     );
 }
 
+/// A directory for a host socket where host daemons keep theirs: under `/run` (root, as in
+/// CI) or `$XDG_RUNTIME_DIR` (`/run/user/UID`). Removed on drop.
+struct RunDir(std::path::PathBuf);
+
+impl RunDir {
+    fn new() -> RunDir {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("toolgate-escape-{}-{n}", std::process::id());
+        let bases = [Some(std::path::PathBuf::from("/run"))]
+            .into_iter()
+            .chain([std::env::var_os("XDG_RUNTIME_DIR").map(Into::into)])
+            .flatten();
+        for base in bases {
+            let dir = base.join(&name);
+            if std::fs::create_dir(&dir).is_ok() {
+                return RunDir(dir);
+            }
+        }
+        panic!("this test binds a host socket under /run or $XDG_RUNTIME_DIR: neither is writable");
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What a non-blocking datagram listener has received so far.
+fn received(sock: &std::os::unix::net::UnixDatagram) -> Vec<String> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    while let Ok(n) = sock.recv(&mut buf) {
+        got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    got
+}
+
+/// A datagram socket of the host (journald's, the one `/dev/log` names, chronyd's) takes a
+/// datagram from any datagram socket, and an anonymous pair needs no `socket(2)`:
+/// `socketpair` + `sendto(path)` reached the host. Each layer is shown to hold on its own:
+/// the view hides `/run` (also with seccomp off), the network namespace holds abstract
+/// sockets (network `none`) and Landlock scopes them (network `full`), seccomp refuses
+/// datagram pairs (a socket outside `/run`). A sendto that succeeds has queued its
+/// datagram, so an empty listener afterwards is proof, with no waiting.
+#[test]
+fn host_datagram_sockets_are_unreachable() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    tier_a();
+    let f = Fixture::new();
+    let run = RunDir::new();
+    let in_run = run.0.join("dgram.sock");
+    let elsewhere = f.outside.join("dgram.sock");
+    let abstract_name = format!("toolgate-escape-dgram-{}", std::process::id());
+    let bind = |p: &Path| {
+        let s = UnixDatagram::bind(p).unwrap_or_else(|e| panic!("bind {}: {e}", p.display()));
+        s.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
+        s
+    };
+    let (run_sock, other_sock) = (bind(&in_run), bind(&elsewhere));
+    let abstract_sock = SocketAddr::from_abstract_name(abstract_name.as_bytes())
+        .and_then(|a| UnixDatagram::bind_addr(&a))
+        .unwrap_or_else(|e| panic!("abstract bind: {e}"));
+    abstract_sock
+        .set_nonblocking(true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let target = |p: &Path| p.to_string_lossy().into_owned();
+    let (run_t, other_t, abstract_t) = (
+        target(&in_run),
+        target(&elsewhere),
+        format!("@{abstract_name}"),
+    );
+    let cases: [(NetworkMode, &[Layer], &[&str]); 4] = [
+        (NetworkMode::None, &[], &[&run_t, &other_t, &abstract_t]),
+        (NetworkMode::Full, &[], &[&run_t, &other_t, &abstract_t]),
+        // Without the syscall filter: the view, the namespace and Landlock alone.
+        (NetworkMode::None, &[Layer::Seccomp], &[&run_t, &abstract_t]),
+        (NetworkMode::Full, &[Layer::Seccomp], &[&run_t, &abstract_t]),
+    ];
+    for (mode, off, targets) in cases {
+        let mut p = f.policy();
+        p.network.mode = mode;
+        p.disabled_layers = off.to_vec();
+        for t in targets {
+            let out = f.run(&p, &[&tool_s(), "unix-dgram-send", t]);
+            assert_contained(&out);
+        }
+        for (name, sock) in [
+            ("/run", &run_sock),
+            ("outside", &other_sock),
+            ("abstract", &abstract_sock),
+        ] {
+            let got = received(sock);
+            assert!(
+                got.is_empty(),
+                "{name} listener got {got:?} ({mode:?}, off {off:?})"
+            );
+        }
+    }
+    // The fixtures are reachable: with every unix socket allowed from the room, and the
+    // abstract one from outside it (Landlock still scopes abstract sockets then).
+    let mut p = f.policy();
+    p.network.mode = NetworkMode::Full;
+    p.network.allow_all_unix_sockets = true;
+    for t in [&run_t, &other_t] {
+        let out = f.run(&p, &[&tool_s(), "unix-dgram-send", t]);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("ESCAPED"),
+            "allowAllUnixSockets must reach {t}: {}",
+            text(&out)
+        );
+    }
+    assert_eq!(received(&run_sock), ["PWNED-SENDTO"]);
+    assert_eq!(received(&other_sock), ["PWNED-SENDTO"]);
+    let out = Command::new(tool())
+        .args(["unix-dgram-send", &abstract_t])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ESCAPED"));
+    assert_eq!(received(&abstract_sock), ["PWNED-SENDTO"]);
+}
+
+/// What programs read in `/run` stays: the resolver configuration `/etc/resolv.conf` links
+/// to (when it does), and a workspace that lies there.
+#[test]
+fn hidden_run_keeps_resolver_config_and_a_workspace_there() {
+    tier_a();
+    let run = RunDir::new();
+    let f = Fixture::new_in(&run.0);
+    std::fs::write(run.0.join("sibling.txt"), "hidden").unwrap_or_else(|e| panic!("{e}"));
+    let out = f.sh(
+        &f.policy(),
+        &format!(
+            "echo made > made.txt && cat made.txt && cat /etc/resolv.conf >/dev/null && echo resolv-ok; \
+             cat {}/sibling.txt 2>/dev/null || echo sibling-hidden",
+            run.0.display()
+        ),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("made\n"), "{}", text(&out));
+    assert!(stdout.contains("sibling-hidden"), "{}", text(&out));
+    if std::fs::read_to_string("/etc/resolv.conf").is_ok() {
+        assert!(stdout.contains("resolv-ok"), "{}", text(&out));
+    }
+}
+
 #[test]
 fn dns_exfiltration_has_no_route() {
     tier_a();
@@ -815,7 +1006,8 @@ fn allowlist_proxy_allows_listed_domains_only() {
     hosts.insert("blocked.test".to_owned(), vec![ip]);
     let proxy = Proxy::start_with_hosts(
         &sock,
-        DomainRules::new(&["allowed.test".into()], &[]),
+        // Any port: the test server listens on a random one (80 and 443 only by default).
+        DomainRules::new(&["allowed.test:*".into()], &[]),
         hosts,
         move |d| d2.lock().map(|mut v| v.push(d.clone())).is_ok(),
     )

@@ -16,6 +16,9 @@ fn run(f: &Fixture, extra: &[&str], script: &str) -> Output {
         .args(["--", "sh", "-c", script])
         .current_dir(&f.ws)
         .env("HOME", &f.home)
+        // Its own state directory: placeholders are removed only when no other sandbox of
+        // the same state directory runs, and other tests run sandboxes meanwhile.
+        .env("XDG_RUNTIME_DIR", &f.home)
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{e}"))
@@ -132,4 +135,39 @@ fn dev_shm_is_private_and_holds_megabytes() {
         !std::path::Path::new("/dev/shm").join(&name).exists(),
         "the sandbox's /dev/shm is the host's"
     );
+}
+
+/// `/proc/1/cmdline` is readable by every process of the room (no ptrace check, unlike
+/// `environ`), and pid 1 is a copy of its creator: `run --settings …` itself, or the helper,
+/// which used to get the whole policy as an argument. Neither may show: the command line of
+/// pid 1 is a fixed title, in the in-process room and through the helper (allow-list proxy).
+#[test]
+fn pid_1_does_not_show_settings_or_the_policy() {
+    require(&[Layer::UserNs, Layer::MountNs, Layer::PidNs]);
+    let f = Fixture::new();
+    let settings = r#"{"sandbox": {"limits": {"processes": 777}, "filesystem": {"denyRead": ["~/secret-marker"]}}}"#;
+    for extra in [&[][..], &["--allow-domain", "example.invalid"][..]] {
+        let mut args = vec!["--settings", settings];
+        args.extend_from_slice(extra);
+        let out = run(
+            &f,
+            &args,
+            "tr '\\0' ' ' < /proc/1/cmdline; echo; cat /proc/self/cmdline",
+        );
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.starts_with("toolgate-sandbox-init "),
+            "{extra:?}: {stdout}"
+        );
+        for leak in [
+            "--settings",
+            "777",
+            "secret-marker",
+            "writableRoots",
+            "__sandbox",
+        ] {
+            assert!(!stdout.contains(leak), "{extra:?}: {leak} in {stdout}");
+        }
+    }
 }

@@ -54,6 +54,16 @@ fn why(a: &Analysis) -> String {
         .unwrap_or_default()
 }
 
+/// Why an allow row was asked about: the category of its first high finding, or that part of
+/// it could not be seen.
+fn ask_bucket(a: &Analysis) -> String {
+    a.findings
+        .iter()
+        .find(|f| f.risk >= Risk::High)
+        .map(|f| f.category.clone())
+        .unwrap_or_else(|| "opaque".to_owned())
+}
+
 /// Why a block row was left alone, from our own analysis (not from the row's text): these are
 /// the policy differences listed in docs/shell.md.
 fn bucket(a: &Analysis) -> &'static str {
@@ -79,6 +89,14 @@ fn bucket(a: &Analysis) -> &'static str {
     }
     if !deletes.is_empty() && deletes.iter().all(|p| p.inside_roots) {
         return "deletion inside the workspace (moderate by policy)";
+    }
+    let temp = |p: &std::path::Path| {
+        ["/tmp/", "/var/tmp/"]
+            .iter()
+            .any(|t| p.to_string_lossy().starts_with(t))
+    };
+    if !deletes.is_empty() && deletes.iter().all(|p| p.inside_roots || temp(&p.path)) {
+        return "deletion of a named entry of the temporary directory (allowed, #22)";
     }
     if progs.iter().any(|p| p.eq_ignore_ascii_case("git")) {
         return "git operation we do not treat as destructive";
@@ -142,12 +160,14 @@ fn main() {
     let ctx = Context::new("/home/user/project").with_home("/home/user");
     let mut per: BTreeMap<String, Tally> = BTreeMap::new();
     let mut total = Tally::default();
-    let mut misses: Vec<(String, String)> = Vec::new();
+    let mut misses: Vec<(String, String, &str)> = Vec::new();
     let mut buckets: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut false_denies: Vec<(String, String, String)> = Vec::new();
     let mut asks: Vec<(String, String, String)> = Vec::new();
     let mut server = (0usize, 0usize, 0usize, 0usize);
     let mut times: Vec<f64> = Vec::new();
+    let mut slowest: Vec<(f64, String)> = Vec::new();
+    let mut ask_buckets: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen: HashSet<(String, String)> = HashSet::new();
     for r in &rows {
         let (Some(src), Some(cmd), Some(exp)) = (
@@ -162,7 +182,13 @@ fn main() {
         }
         let t0 = Instant::now();
         let a = analyze(cmd, &ctx);
-        times.push(t0.elapsed().as_secs_f64() * 1e6);
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        times.push(us);
+        slowest.push((us, cmd.to_owned()));
+        if slowest.len() > 64 {
+            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+            slowest.truncate(3);
+        }
         let d = decision(&a);
         match exp {
             "server" | "not-server" => {
@@ -194,13 +220,15 @@ fn main() {
             }
         }
         if exp == "block" && d == "none" {
-            *buckets.entry(bucket(&a)).or_default() += 1;
-            misses.push((src.to_owned(), cmd.to_owned()));
+            let b = bucket(&a);
+            *buckets.entry(b).or_default() += 1;
+            misses.push((src.to_owned(), cmd.to_owned(), b));
         }
         if exp == "allow" && d == "deny" {
             false_denies.push((src.to_owned(), cmd.to_owned(), why(&a)));
         }
         if exp == "allow" && d == "ask" {
+            *ask_buckets.entry(ask_bucket(&a)).or_default() += 1;
             asks.push((src.to_owned(), cmd.to_owned(), why(&a)));
         }
     }
@@ -244,13 +272,18 @@ fn main() {
             times[times.len() * 95 / 100],
             times[times.len() - 1]
         );
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (us, cmd) in slowest.iter().take(3) {
+            let short: String = cmd.chars().take(80).collect();
+            println!("  slowest: {us:.0} µs  {short:?}");
+        }
     }
     println!("\n-- misses (block rows decided none): {}", misses.len());
     for (b, n) in &buckets {
         println!("  {n:>5}  {b}");
     }
-    for (s, c) in misses.iter().take(show) {
-        println!("  [{s}] {c}");
+    for (s, c, b) in misses.iter().take(show) {
+        println!("  [{s}] ({b}) {c}");
     }
     println!(
         "\n-- false denies (allow rows decided deny): {}",
@@ -260,6 +293,9 @@ fn main() {
         println!("  [{s}] {c}\n      {w}");
     }
     println!("\n-- asks on allow rows: {}", asks.len());
+    for (b, n) in &ask_buckets {
+        println!("  {n:>5}  {b}");
+    }
     for (s, c, w) in asks.iter().take(show) {
         println!("  [{s}] {c}\n      {w}");
     }

@@ -3,13 +3,13 @@
 //! `flock -c`, `su -c`, `ssh`, interpreters, functions).
 
 use brush_parser::ast;
-use toolgate_protocol::Risk;
 
 use crate::expand::clip;
 use crate::feed::Output;
 use crate::interp;
-use crate::types::{Origin, Redirect};
+use crate::types::Origin;
 use crate::unwrap::{Stripped, WrapKind, find_wrapper, strip};
+use crate::vars::{declaring, is_nameref};
 use crate::walk::{CodeInput, Rec, RedirectRec, Walker};
 use crate::words::{Field, Val};
 
@@ -53,7 +53,7 @@ pub(crate) struct Pending {
 impl Walker<'_> {
     pub fn walk_simple(&mut self, s: &ast::SimpleCommand) -> Option<usize> {
         let mut words: Vec<Field> = Vec::new();
-        let mut assigns: Vec<(String, Val, String)> = Vec::new();
+        let mut assigns: Vec<(String, Val, String, bool)> = Vec::new();
         let mut p = Pending {
             env: Vec::new(),
             redirects: self.inherited.clone(),
@@ -93,6 +93,7 @@ impl Walker<'_> {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if words.is_empty() {
                         let (val, text) = self.assignment_value(a);
+                        let secret = std::mem::take(&mut self.value_secret);
                         let name = match &a.name {
                             ast::AssignmentName::VariableName(n) => n.clone(),
                             ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
@@ -102,10 +103,11 @@ impl Walker<'_> {
                         } else {
                             val
                         };
-                        assigns.push((name, val, text));
+                        assigns.push((name, val, text, secret));
                     } else {
                         // `export A=b`, `declare -x A=b`, `local A=b`.
                         let (val, _) = self.assignment_value(a);
+                        let secret = std::mem::take(&mut self.value_secret);
                         if declaring(&words).is_some_and(|d| is_nameref(d, &words)) {
                             if let Val::Scalar(target) = &val {
                                 let target = target.clone();
@@ -114,6 +116,7 @@ impl Walker<'_> {
                             self.poison_vars("`declare -n` makes a name refer to another variable");
                         } else if let ast::AssignmentName::VariableName(n) = &a.name {
                             self.set_var(n, val);
+                            self.taint_var(n, secret);
                         }
                         words.extend(self.expand_word(&w.value));
                     }
@@ -133,330 +136,18 @@ impl Walker<'_> {
             }
         }
         if words.is_empty() {
-            for (name, val, _) in assigns {
+            for (name, val, _, secret) in assigns {
                 self.set_var(&name, val);
+                self.taint_var(&name, secret);
             }
             if p.redirects.len() > self.inherited.len() {
                 return self.record(Vec::new(), Vec::new(), p, CodeInput::None);
             }
             return None;
         }
-        p.env = assigns.into_iter().map(|(n, _, t)| (n, t)).collect();
+        p.env = assigns.into_iter().map(|(n, _, t, _)| (n, t)).collect();
         self.walk_env_code(&p.env);
         self.run_argv(words, Vec::new(), p)
-    }
-
-    /// Environment variables whose value a program runs as a shell command
-    /// (`PROMPT_COMMAND`, `GIT_SSH_COMMAND`, `EDITOR`, `LESSOPEN`'s `|cmd %s`, …), and the
-    /// prompts, whose `$(…)` run when they are shown (`PS4` under `set -x`).
-    fn walk_env_code(&mut self, env: &[(String, String)]) {
-        const COMMAND_VARS: &[&str] = &[
-            "PROMPT_COMMAND",
-            "GIT_SSH_COMMAND",
-            "GIT_EXTERNAL_DIFF",
-            "GIT_PAGER",
-            "GIT_EDITOR",
-            "GIT_SEQUENCE_EDITOR",
-            "GIT_PROXY_COMMAND",
-            "GIT_ASKPASS",
-            "SSH_ASKPASS",
-            "PAGER",
-            "MANPAGER",
-            "EDITOR",
-            "VISUAL",
-            "LESSOPEN",
-            "LESSCLOSE",
-        ];
-        for (name, value) in env {
-            if COMMAND_VARS.contains(&name.as_str()) {
-                let code = value.trim_start_matches(['|', '-']).replace("%s", "FILE");
-                self.nested_code(&code, Origin::Eval, None, None);
-            } else if matches!(name.as_str(), "PS0" | "PS1" | "PS2" | "PS4")
-                && (value.contains("$(") || value.contains('`'))
-            {
-                let _ = self.expand_word(value);
-            }
-        }
-    }
-
-    /// Operands of `declare`/`typeset`/`local`/`export`/`readonly` that the parser did not
-    /// take as assignments (`declare "f=x"`, `export "$n=v"`): they assign all the same.
-    fn declare_operands(&mut self, decl: &str, words: &[Field], fields: &[Field]) {
-        let nameref = is_nameref(decl, words);
-        for f in fields {
-            if f.dynamic {
-                self.poison_vars(format!("`{decl}` is given a computed operand"));
-                continue;
-            }
-            if f.text.starts_with(['-', '+']) {
-                continue;
-            }
-            // The value of `name=value` is walked by `set_var`; a nameref's target is a name.
-            let name_part = match f.text.split_once('=') {
-                Some((name, _)) if !nameref => name,
-                _ => f.text.as_str(),
-            };
-            self.subscript_code(name_part);
-            if nameref {
-                self.poison_vars("`declare -n` makes a name refer to another variable");
-                continue;
-            }
-            let Some((name, value)) = f.text.split_once('=') else {
-                continue;
-            };
-            let (base, plain) = match name.split_once('[') {
-                Some((base, _)) => (base, false),
-                None => match name.strip_suffix('+') {
-                    Some(base) => (base, false),
-                    None => (name, true),
-                },
-            };
-            if !is_name(base) {
-                continue;
-            }
-            let val = if plain {
-                Val::Scalar(value.to_owned())
-            } else {
-                Val::Unknown
-            };
-            self.set_var(base, val);
-        }
-    }
-
-    /// Bash evaluates an array subscript as arithmetic wherever a name may carry one
-    /// (`test -v`, `printf -v`, `read`, `unset`, `declare`, `${!x}`, `$((x))`), and a `$(…)`
-    /// in it runs: `test -v 'a[$(rm -rf ~)]'` runs `rm`. Walks the substitutions in such a
-    /// subscript as commands of the call.
-    pub(crate) fn subscript_code(&mut self, text: &str) {
-        let Some(open) = text.find('[') else {
-            return;
-        };
-        let inner = &text[open + 1..];
-        if inner.contains("$(") || inner.contains('`') {
-            let _ = self.expand_word(inner);
-        }
-    }
-
-    /// Forgets every variable for the rest of this shell; see [`crate::words::Vars::poisoned`].
-    pub(crate) fn poison_vars(&mut self, why: impl Into<String>) {
-        if !self.vars.poisoned {
-            self.opaque(format!(
-                "{}; variables are not tracked past this point",
-                why.into()
-            ));
-        }
-        self.vars.poison();
-    }
-
-    fn set_var(&mut self, name: &str, val: Val) {
-        if name == "IFS" {
-            self.opaque("the command assigns IFS, which changes how words split");
-        }
-        // `PS4='$(…)'; set -x`, `EDITOR=…; git commit` (EDITOR is usually exported already).
-        if let Val::Scalar(v) = &val {
-            self.walk_env_code(&[(name.to_owned(), v.clone())]);
-            // A value that is a subscripted name runs its `$(…)` wherever arithmetic or an
-            // indirection reads it (`$((x))`, `${!x}`, `${s:x}`, `declare -i`).
-            self.subscript_code(v);
-        }
-        let cond = self.cond > 0;
-        self.vars.assign(name, val, cond);
-    }
-
-    fn assignment_value(&mut self, a: &ast::Assignment) -> (Val, String) {
-        match &a.value {
-            ast::AssignmentValue::Scalar(w) => {
-                let fields = self.expand_word(&w.value);
-                let text = fields
-                    .iter()
-                    .map(|f| f.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                let dynamic = fields.iter().any(|f| f.dynamic);
-                let mut val = if dynamic {
-                    Val::Unknown
-                } else {
-                    Val::Scalar(text.clone())
-                };
-                if a.append
-                    && let (ast::AssignmentName::VariableName(n), Val::Scalar(new)) =
-                        (&a.name, &val)
-                {
-                    val = match self.vars.get(n) {
-                        Some(Val::Scalar(old)) => Val::Scalar(format!("{old}{new}")),
-                        _ => Val::Unknown,
-                    };
-                }
-                if text.len() > self.limits.max_value_bytes {
-                    val = Val::Unknown;
-                }
-                (val, text)
-            }
-            ast::AssignmentValue::Array(items) => {
-                let mut vals = Vec::new();
-                let mut dynamic = false;
-                for (_, w) in items {
-                    for f in self.expand_word(&w.value) {
-                        dynamic |= f.dynamic;
-                        vals.push(f.text);
-                    }
-                }
-                let text = format!("({})", vals.join(" "));
-                (
-                    if dynamic || a.append {
-                        Val::Unknown
-                    } else {
-                        Val::Array(vals)
-                    },
-                    text,
-                )
-            }
-        }
-    }
-
-    /// Resolves one redirection. Returns the record and, for here-docs and here-strings, the
-    /// text fed on stdin with whether it is static.
-    pub fn redirect(
-        &mut self,
-        r: &ast::IoRedirect,
-    ) -> (Option<RedirectRec>, Option<(String, bool)>) {
-        let one = |w: &mut Self, raw: &str| -> Field {
-            let mut fs = w.expand_word(raw);
-            match fs.len() {
-                1 => fs.remove(0),
-                _ => Field {
-                    text: raw.to_owned(),
-                    dynamic: true,
-                    ..Field::default()
-                },
-            }
-        };
-        let fdnum = |fd: &Option<ast::IoFd>| fd.as_ref().and_then(|f| u32::try_from(*f).ok());
-        match r {
-            ast::IoRedirect::File(fd, kind, target) => {
-                use ast::IoFileRedirectKind as K;
-                let (op, write, read) = match kind {
-                    K::Read => ("<", false, true),
-                    K::Write => (">", true, false),
-                    K::Append => (">>", true, false),
-                    K::ReadAndWrite => ("<>", true, true),
-                    K::Clobber => (">|", true, false),
-                    K::DuplicateInput => ("<&", false, false),
-                    K::DuplicateOutput => (">&", false, false),
-                };
-                let field = match target {
-                    ast::IoFileRedirectTarget::Filename(w) => one(self, &w.value),
-                    ast::IoFileRedirectTarget::Fd(n) => Field::lit(n.to_string()),
-                    ast::IoFileRedirectTarget::Duplicate(w) => {
-                        let f = one(self, &w.value);
-                        // `>&file` (not a number or `-`) writes the file.
-                        if !f.text.chars().all(|c| c.is_ascii_digit() || c == '-') {
-                            let rec = RedirectRec {
-                                public: Redirect {
-                                    fd: fdnum(fd),
-                                    op: op.into(),
-                                    target: f.text.clone(),
-                                    dynamic: f.dynamic,
-                                },
-                                target: f,
-                                write: true,
-                                read: false,
-                            };
-                            return (Some(rec), None);
-                        }
-                        f
-                    }
-                    ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                        let idx = self.process_substitution(&sub.list);
-                        Field {
-                            text: "(…)".into(),
-                            procsub: Some(idx),
-                            ..Field::default()
-                        }
-                    }
-                };
-                let write = write && field.procsub.is_none();
-                let rec = RedirectRec {
-                    public: Redirect {
-                        fd: fdnum(fd),
-                        op: op.into(),
-                        target: field.text.clone(),
-                        dynamic: field.dynamic,
-                    },
-                    target: field,
-                    write,
-                    read,
-                };
-                (Some(rec), None)
-            }
-            ast::IoRedirect::OutputAndError(w, append) => {
-                let f = one(self, &w.value);
-                let op = if *append { "&>>" } else { "&>" };
-                let rec = RedirectRec {
-                    public: Redirect {
-                        fd: None,
-                        op: op.into(),
-                        target: f.text.clone(),
-                        dynamic: f.dynamic,
-                    },
-                    target: f,
-                    write: true,
-                    read: false,
-                };
-                (Some(rec), None)
-            }
-            ast::IoRedirect::HereDocument(fd, doc) => {
-                let (text, ok) = if doc.requires_expansion {
-                    self.expand_heredoc(&doc.doc.value)
-                } else {
-                    (doc.doc.value.clone(), true)
-                };
-                let text = if doc.remove_tabs {
-                    text.lines()
-                        .map(|l| l.trim_start_matches('\t'))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                } else {
-                    text
-                };
-                let rec = RedirectRec {
-                    public: Redirect {
-                        fd: fdnum(fd),
-                        op: "<<".into(),
-                        target: doc.here_end.value.clone(),
-                        dynamic: false,
-                    },
-                    target: Field::lit(&doc.here_end.value),
-                    write: false,
-                    read: false,
-                };
-                let stdin = matches!(fdnum(fd), None | Some(0)).then_some((text, ok));
-                (Some(rec), stdin)
-            }
-            ast::IoRedirect::HereString(fd, w) => {
-                let fields = self.expand_word(&w.value);
-                let dynamic = fields.iter().any(|f| f.dynamic);
-                let text = fields
-                    .into_iter()
-                    .map(|f| f.text)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-                    + "\n";
-                let rec = RedirectRec {
-                    public: Redirect {
-                        fd: fdnum(fd),
-                        op: "<<<".into(),
-                        target: clip(&text),
-                        dynamic,
-                    },
-                    target: Field::lit(""),
-                    write: false,
-                    read: false,
-                };
-                let stdin = matches!(fdnum(fd), None | Some(0)).then_some((text, !dynamic));
-                (Some(rec), stdin)
-            }
-        }
     }
 
     /// Strips wrappers and handles commands that run other code; records the leaf.
@@ -467,36 +158,12 @@ impl Walker<'_> {
         mut p: Pending,
     ) -> Option<usize> {
         loop {
+            if !self.check_command_name(&mut argv) {
+                return self.record(argv, wrappers, p, CodeInput::None);
+            }
             let Some(first) = argv.first() else {
                 return self.record(argv, wrappers, p, CodeInput::None);
             };
-            if first.dynamic {
-                let why = if first.net {
-                    " (it comes from a download)"
-                } else {
-                    ""
-                };
-                self.opaque(format!(
-                    "command name `{}` is not static{why}",
-                    clip(&first.text)
-                ));
-                if first.net {
-                    self.finding(Risk::High, "remote_code_execution", format!("`{}` (rule rce.command_from_download): the command to run is downloaded", clip(&first.text)));
-                }
-                return self.record(argv, wrappers, p, CodeInput::None);
-            }
-            if first.glob {
-                self.opaque(format!(
-                    "command name `{}` is a glob pattern",
-                    clip(&first.text)
-                ));
-            }
-            if !first.text.is_ascii() {
-                self.opaque(format!(
-                    "command name `{}` contains non-ASCII characters",
-                    clip(&first.text)
-                ));
-            }
             let prog = basename(&first.text);
             if prog == "env" {
                 match self.strip_env(&argv, &mut p) {
@@ -522,7 +189,13 @@ impl Walker<'_> {
             }
             if let Some(spec) = find_wrapper(&prog, &argv[1..]) {
                 match strip(spec, &argv) {
-                    Stripped::NoCommand => return self.record(argv, wrappers, p, CodeInput::None),
+                    Stripped::NoCommand => {
+                        // No command after the wrapper's options, but an option may carry
+                        // one (`npx -c 'CMD'`).
+                        let out = self.record(argv.clone(), wrappers, p, CodeInput::None);
+                        self.run_carried(&prog, &argv);
+                        return out;
+                    }
                     Stripped::At(i) => {
                         if (prog == "flock" || prog == "watch")
                             && self.run_flock_watch(&prog, &argv, i)
@@ -590,149 +263,12 @@ impl Walker<'_> {
         }
         let prog = basename(&argv[0].text);
         // Builtins that change state.
-        match prog.as_str() {
-            "cd" | "pushd" | "popd" | "chdir" => {
-                // With `CDPATH` set, `cd name` may go to a directory under any of its entries.
-                let cdpath = p.env.iter().any(|(n, v)| n == "CDPATH" && !v.is_empty())
-                    || self
-                        .vars
-                        .get("CDPATH")
-                        .is_some_and(|v| *v != Val::Scalar(String::new()));
-                self.change_dir(&prog, &argv, cdpath);
-            }
-            "unset" => {
-                for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
-                    self.subscript_code(&a.text);
-                    self.vars
-                        .map
-                        .insert(a.text.clone(), Val::Scalar(String::new()));
-                }
-            }
-            "set" => {
-                // `set -k`: `NAME=value` anywhere on a later command line goes into its
-                // environment (`ls LD_PRELOAD=./x.so`), which the analysis does not model.
-                let keyword = argv.iter().skip(1).any(|a| {
-                    a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('k')
-                }) || argv.windows(2).any(|w| {
-                    w[0].text.starts_with('-') && w[0].text.ends_with('o') && w[1].text == "keyword"
-                });
-                if keyword {
-                    self.opaque("`set -k` turns later `NAME=value` arguments into environment");
-                }
-            }
-            "wait" => {
-                // `wait -p NAME` assigns the finished job's pid.
-                for w in argv
-                    .windows(2)
-                    .filter(|w| w[0].text == "-p" || w[0].text == "-np")
-                {
-                    self.subscript_code(&w[1].text);
-                    let base = w[1].text.split('[').next().unwrap_or_default().to_owned();
-                    self.set_var(&base, Val::Unknown);
-                }
-            }
-            "test" | "[" => {
-                // `test -v NAME`: a subscript in NAME is evaluated.
-                for w in argv.windows(2).filter(|w| w[0].text == "-v") {
-                    self.subscript_code(&w[1].text);
-                }
-            }
-            "read" | "mapfile" | "readarray" | "getopts" => {
-                for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
-                    self.subscript_code(&a.text);
-                    if a.dynamic {
-                        self.poison_vars(format!("`{prog}` assigns a computed variable name"));
-                    }
-                    self.vars.map.insert(a.text.clone(), Val::Unknown);
-                }
-            }
-            "printf" => {
-                // `printf -v NAME FORMAT …` assigns instead of printing.
-                let mut i = 1;
-                while let Some(a) = argv.get(i) {
-                    let t = a.text.as_str();
-                    let target = match t {
-                        "--" => break,
-                        "-v" => argv.get(i + 1),
-                        _ if t.starts_with("-v") => Some(a),
-                        _ => break,
-                    };
-                    if let Some(target) = target {
-                        let name = if t == "-v" {
-                            target.text.clone()
-                        } else {
-                            t[2..].to_owned()
-                        };
-                        self.subscript_code(&name);
-                        if target.dynamic {
-                            self.poison_vars("`printf -v` assigns a computed variable name");
-                        } else {
-                            let base = name.split('[').next().unwrap_or(&name).to_owned();
-                            self.set_var(&base, Val::Unknown);
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-            }
-            "source" | "." => {
-                self.poison_vars(format!("`{prog}` runs a script in this shell"));
-            }
-            "trap" => self.trap_action(&argv),
-            "let" => {
-                for a in argv.iter().skip(1) {
-                    self.scan_arith(&a.text);
-                }
-            }
-            "alias" => {
-                for a in argv.iter().skip(1) {
-                    if let Some((name, body)) = a.text.split_once('=') {
-                        self.opaque(format!(
-                            "alias `{name}` is defined; aliases are not expanded by the analyzer"
-                        ));
-                        let body = body.to_owned();
-                        self.nested_code(&body, Origin::Eval, None, None);
-                    }
-                }
-            }
-            _ => {}
-        }
+        self.builtin(&prog, &argv, &p);
         let code = self.code_input(&prog, &argv);
         let idx = self.record(argv.clone(), wrappers, p, code.clone());
         self.run_carried(&prog, &argv);
-        // Commands that run code given as arguments.
-        if self.funcs.contains_key(&prog) && argv[0].text == prog {
-            self.call_function(&prog, &argv[1..]);
-        } else if prog == "eval" {
-            let body = argv[1..]
-                .iter()
-                .map(|a| a.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
-            if argv[1..].iter().any(|a| a.net) {
-                self.finding(
-                    Risk::High,
-                    "remote_code_execution",
-                    format!(
-                        "`eval {}` (rule rce.eval_download): evaluates downloaded text",
-                        clip(&body)
-                    ),
-                );
-            }
-            if argv[1..].iter().any(|a| a.dynamic) {
-                self.poison_vars("`eval` runs computed code");
-            }
-            // `eval` runs in this shell: what it assigns or `cd`s to stays.
-            self.walk_code(&body, Origin::Eval);
-        } else if SHELLS.contains(&prog.as_str()) {
-            self.run_shell_args(&argv);
-        } else if prog == "find" {
-            self.run_find_exec(&argv);
-        } else if let Some(lang) = interp::interp_of(&prog)
-            && let Some(code) = interp::inline_code(lang, &argv)
-        {
-            self.scan_interp(lang, &code, &prog);
-        }
+        self.run_code_args(&prog, &argv);
+        self.remote_module(&prog, &argv);
         if let CodeInput::Written(lang, text) = code.clone() {
             self.feed(lang, Output::Text(text), &prog, Origin::PipeToShell, idx);
         }
@@ -748,31 +284,95 @@ impl Walker<'_> {
         idx
     }
 
-    /// `trap ACTION SIGNAL…`: the action is shell code run later, at a time the analysis
-    /// cannot place (a `DEBUG` trap runs before every command), so it is walked as a
-    /// subcommand and nothing it may assign is trusted afterwards.
-    fn trap_action(&mut self, argv: &[Field]) {
-        let operands: Vec<&Field> = argv
-            .iter()
-            .skip(1)
-            .skip_while(|a| a.text.starts_with('-') && a.text != "-")
-            .collect();
-        let [action, _signal, ..] = operands.as_slice() else {
-            return; // `trap -p`, `trap -l`, `trap SIG` (a reset)
+    /// Checks the command name (not static, a glob, look-alike letters) and applies a rename
+    /// made earlier in the command; `false` when the name is not known at all.
+    fn check_command_name(&mut self, argv: &mut [Field]) -> bool {
+        let Some(first) = argv.first() else {
+            return false;
         };
-        if action.text == "-" || action.text.is_empty() {
-            return;
-        }
-        if action.dynamic {
+        if first.dynamic {
+            let why = if first.net {
+                " (it comes from a download)"
+            } else {
+                ""
+            };
             self.opaque(format!(
-                "the trap action `{}` is computed",
-                clip(&action.text)
+                "command name `{}` is not static{why}",
+                clip(&first.text)
             ));
-        } else {
-            let code = action.text.clone();
-            self.nested_code(&code, Origin::Eval, None, None);
+            if first.net {
+                self.finding(
+                    crate::feed::INTERNET_CODE,
+                    "remote_code_execution",
+                    format!(
+                        "`{}` (rule rce.command_from_download): the command to run is downloaded",
+                        clip(&first.text)
+                    ),
+                );
+            }
+            return false;
         }
-        self.poison_vars("a trap action may assign variables at any point");
+        if first.glob {
+            self.opaque(format!(
+                "command name `{}` is a glob pattern",
+                clip(&first.text)
+            ));
+        }
+        if !first.text.is_ascii() {
+            self.opaque(format!(
+                "command name `{}` contains non-ASCII characters",
+                clip(&first.text)
+            ));
+        }
+        // A name made to mean another program earlier in the command runs that program.
+        if let Some(real) = self.renamed_program(&first.text) {
+            argv[0] = Field {
+                text: real,
+                ..argv[0].clone()
+            };
+        }
+        true
+    }
+
+    /// Runs what a command's arguments hold as code: a function call, `eval`, a shell's
+    /// `-c`, `find -exec`, interpreter one-liners.
+    fn run_code_args(&mut self, prog: &str, argv: &[Field]) {
+        if self.funcs.contains_key(prog) && argv[0].text == prog {
+            self.call_function(prog, &argv[1..]);
+        } else if prog == "eval" {
+            let body = argv[1..]
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if argv[1..].iter().any(|a| a.net) {
+                self.finding(
+                    crate::feed::INTERNET_CODE,
+                    "remote_code_execution",
+                    format!(
+                        "`eval {}` (rule rce.eval_download): evaluates downloaded text",
+                        clip(&body)
+                    ),
+                );
+            }
+            if argv[1..].iter().any(|a| a.dynamic) {
+                self.poison_vars("`eval` runs computed code");
+            }
+            // `eval` runs in this shell: what it assigns or `cd`s to stays.
+            self.walk_code(&body, Origin::Eval);
+        } else if SHELLS.contains(&prog) {
+            self.run_shell_args(argv);
+        } else if prog == "find" {
+            self.run_find_exec(argv);
+        } else if let Some(lang) = interp::interp_of(prog)
+            && let Some(code) = interp::inline_code(lang, argv)
+        {
+            self.scan_interp(lang, &code, prog);
+        } else if let Some(flag) = interp::unread_inline(prog, argv) {
+            self.opaque(format!(
+                "`{prog} {flag}` runs code in a language the analyzer does not read"
+            ));
+        }
     }
 
     /// Runs nested shell code with optional positional parameters.
@@ -809,6 +409,7 @@ impl Walker<'_> {
         let program = argv.first().map(|f| basename(&f.text)).unwrap_or_default();
         let stage = self.pipe.1.len();
         self.note_downloads(&program, &argv);
+        self.note_renames(&program, &argv);
         self.recs.push(Rec {
             argv,
             program,
@@ -825,9 +426,12 @@ impl Walker<'_> {
             extra_writes: Vec::new(),
             extra_reads: Vec::new(),
             fed: None,
+            secret: None,
+            secret_reads: Vec::new(),
         });
         let idx = self.recs.len() - 1;
         self.note_written(idx);
+        self.note_secret(idx);
         let rec = &self.recs[idx];
         if rec.program == "exec" && rec.argv.len() == 1 {
             let replaced = match &rec.stdin {
@@ -853,34 +457,4 @@ pub(crate) fn flag_value<'a>(argv: &'a [Field], names: &[&str]) -> Option<&'a Fi
             .then(|| argv.get(i + 1))
             .flatten()
     })
-}
-
-/// The declaring builtin (`declare`, `typeset`, `local`, `export`, `readonly`) a command
-/// being collected starts with, past `builtin` / `command`.
-fn declaring(words: &[Field]) -> Option<&'static str> {
-    const DECLARE: [&str; 5] = ["declare", "typeset", "local", "export", "readonly"];
-    let first = words
-        .iter()
-        .find(|w| !matches!(w.text.as_str(), "builtin" | "command"))?;
-    DECLARE.into_iter().find(|d| first.text == *d)
-}
-
-/// Whether `declare`/`typeset`/`local` got `-n` (in any bundle of options): a nameref.
-fn is_nameref(decl: &str, words: &[Field]) -> bool {
-    matches!(decl, "declare" | "typeset" | "local")
-        && words.iter().any(|w| {
-            w.text.len() > 1
-                && w.text.starts_with('-')
-                && !w.text.starts_with("--")
-                && w.text.contains('n')
-        })
-}
-
-/// A shell variable name.
-fn is_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

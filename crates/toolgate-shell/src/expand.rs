@@ -23,6 +23,7 @@ enum Seg {
         split: bool,
         dynamic: bool,
         net: bool,
+        secret: bool,
     },
     /// A forced field boundary (`"${a[@]}"`).
     Break,
@@ -136,6 +137,7 @@ impl Walker<'_> {
                     split: false,
                     dynamic: false,
                     net: false,
+                    secret: false,
                 }),
                 WordPiece::SingleQuotedText(s) => segs.push(Seg::Text {
                     s: s.clone(),
@@ -143,6 +145,7 @@ impl Walker<'_> {
                     split: false,
                     dynamic: false,
                     net: false,
+                    secret: false,
                 }),
                 WordPiece::AnsiCQuotedText(s) => segs.push(Seg::Text {
                     s: decode_ansi_c(s),
@@ -150,6 +153,7 @@ impl Walker<'_> {
                     split: false,
                     dynamic: false,
                     net: false,
+                    secret: false,
                 }),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
@@ -160,6 +164,7 @@ impl Walker<'_> {
                         split: false,
                         dynamic: false,
                         net: false,
+                        secret: false,
                     });
                     self.pieces_to_segs(raw, inner, true, segs);
                 }
@@ -169,6 +174,7 @@ impl Walker<'_> {
                     split: false,
                     dynamic: false,
                     net: false,
+                    secret: false,
                 }),
                 WordPiece::TildeExpansion(_) => segs.push(Seg::Text {
                     s: src,
@@ -176,48 +182,66 @@ impl Walker<'_> {
                     split: false,
                     dynamic: false,
                     net: false,
+                    secret: false,
                 }),
-                WordPiece::ParameterExpansion(expr) => match self.param(expr, in_dq) {
-                    PVal::Known(vals) => {
-                        let separate = vals.len() > 1 && in_dq;
-                        for (i, v) in vals.into_iter().enumerate() {
-                            if i > 0 {
-                                segs.push(if separate {
-                                    Seg::Break
-                                } else {
-                                    Seg::Text {
-                                        s: " ".into(),
-                                        quoted: in_dq,
-                                        split: !in_dq,
-                                        dynamic: false,
-                                        net: false,
-                                    }
+                WordPiece::ParameterExpansion(expr) => {
+                    let before = std::mem::take(&mut self.secret_read);
+                    let pval = self.param(expr, in_dq);
+                    let secret = std::mem::replace(&mut self.secret_read, before);
+                    let start = segs.len();
+                    match pval {
+                        PVal::Known(vals) => {
+                            let separate = vals.len() > 1 && in_dq;
+                            for (i, v) in vals.into_iter().enumerate() {
+                                if i > 0 {
+                                    segs.push(if separate {
+                                        Seg::Break
+                                    } else {
+                                        Seg::Text {
+                                            s: " ".into(),
+                                            quoted: in_dq,
+                                            split: !in_dq,
+                                            dynamic: false,
+                                            net: false,
+                                            secret: false,
+                                        }
+                                    });
+                                }
+                                segs.push(Seg::Text {
+                                    s: v,
+                                    quoted: in_dq,
+                                    split: !in_dq,
+                                    dynamic: false,
+                                    net: false,
+                                    secret: false,
                                 });
                             }
-                            segs.push(Seg::Text {
-                                s: v,
-                                quoted: in_dq,
-                                split: !in_dq,
-                                dynamic: false,
-                                net: false,
-                            });
+                        }
+                        PVal::Unknown => segs.push(Seg::Text {
+                            s: src,
+                            quoted: true,
+                            split: false,
+                            dynamic: true,
+                            net: false,
+                            secret: false,
+                        }),
+                        PVal::UnknownAs(spelled) => segs.push(Seg::Text {
+                            s: spelled,
+                            quoted: true,
+                            split: false,
+                            dynamic: true,
+                            net: false,
+                            secret: false,
+                        }),
+                    }
+                    if secret {
+                        for seg in &mut segs[start..] {
+                            if let Seg::Text { secret, .. } = seg {
+                                *secret = true;
+                            }
                         }
                     }
-                    PVal::Unknown => segs.push(Seg::Text {
-                        s: src,
-                        quoted: true,
-                        split: false,
-                        dynamic: true,
-                        net: false,
-                    }),
-                    PVal::UnknownAs(spelled) => segs.push(Seg::Text {
-                        s: spelled,
-                        quoted: true,
-                        split: false,
-                        dynamic: true,
-                        net: false,
-                    }),
-                },
+                }
                 WordPiece::CommandSubstitution(code) => self.subst_seg(code, &src, in_dq, segs),
                 WordPiece::BackquotedCommandSubstitution(code) => {
                     let code = unescape_backquoted(code);
@@ -231,6 +255,7 @@ impl Walker<'_> {
                         split: false,
                         dynamic: true,
                         net: false,
+                        secret: false,
                     });
                 }
             }
@@ -238,7 +263,20 @@ impl Walker<'_> {
     }
 
     fn subst_seg(&mut self, code: &str, src: &str, in_dq: bool, segs: &mut Vec<Seg>) {
-        match self.substitution(code) {
+        let (out, secret) = self.substitution_tainted(code);
+        let start = segs.len();
+        self.output_seg(out, src, in_dq, segs);
+        if secret {
+            for seg in &mut segs[start..] {
+                if let Seg::Text { secret, .. } = seg {
+                    *secret = true;
+                }
+            }
+        }
+    }
+
+    fn output_seg(&mut self, out: Output, src: &str, in_dq: bool, segs: &mut Vec<Seg>) {
+        match out {
             Output::Text(t) => {
                 let t = t.trim_end_matches('\n').to_owned();
                 segs.push(Seg::Text {
@@ -247,6 +285,7 @@ impl Walker<'_> {
                     split: !in_dq,
                     dynamic: false,
                     net: false,
+                    secret: false,
                 });
             }
             Output::Download(_) => segs.push(Seg::Text {
@@ -255,6 +294,7 @@ impl Walker<'_> {
                 split: false,
                 dynamic: true,
                 net: true,
+                secret: false,
             }),
             Output::Unknown(_) => segs.push(Seg::Text {
                 s: src.to_owned(),
@@ -262,12 +302,16 @@ impl Walker<'_> {
                 split: false,
                 dynamic: true,
                 net: false,
+                secret: false,
             }),
         }
     }
 
-    /// Walks `$(code)` as a subshell and evaluates its output if it is constant.
-    pub fn substitution(&mut self, code: &str) -> Output {
+    /// Walks `$(code)` as a subshell and evaluates its output if it is constant; also says
+    /// whether the output carries secret material (a command inside read a credentials
+    /// file, printed credentials or was given secret data).
+    pub fn substitution_tainted(&mut self, code: &str) -> (Output, bool) {
+        let first = self.recs.len();
         let saved_pipe = self.last_pipe.take();
         let vars = self.vars.clone();
         let cwd = self.cwd.clone();
@@ -279,7 +323,10 @@ impl Walker<'_> {
             None => Output::Text(String::new()),
         };
         self.last_pipe = saved_pipe;
-        out
+        let secret = self.recs[first.min(self.recs.len())..]
+            .iter()
+            .any(|r| r.secret.is_some());
+        (out, secret)
     }
 
     /// Walks `<(code)` / `>(code)` and registers its producer.
@@ -336,6 +383,7 @@ impl Walker<'_> {
                     split,
                     dynamic,
                     net,
+                    secret,
                 } => {
                     if split && !ifs.is_empty() {
                         let mut first = true;
@@ -357,6 +405,8 @@ impl Walker<'_> {
                             f.text.push_str(p);
                             f.glob |= has_glob(p);
                             f.dynamic |= dynamic;
+                            f.net |= net;
+                            f.secret |= secret;
                         }
                         if ends_sep
                             && !parts.is_empty()
@@ -369,7 +419,12 @@ impl Walker<'_> {
                         f.text.push_str(&s);
                         f.dynamic |= dynamic;
                         f.net |= net;
-                        if !quoted && has_glob(&s) {
+                        f.secret |= secret;
+                        // `D/*…` stands for listed files wherever it is expanded.
+                        if (!quoted && has_glob(&s))
+                            || s.ends_with("*…")
+                            || s.ends_with("*\u{22ef}")
+                        {
                             f.glob = true;
                         }
                     }

@@ -48,6 +48,10 @@ pub(crate) const DOWNLOADERS: &[&str] = &[
     "iwr",
 ];
 
+/// Clients that send their input to a server as it is, so what they are fed is what the
+/// server gets (`printf 'FLUSHALL\r\n' | nc cache 6379`).
+const RAW_CLIENTS: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet", "openssl"];
+
 /// Programs that transform data in ways the analyzer does not evaluate.
 const OPAQUE_DECODERS: &[&str] = &[
     "gunzip",
@@ -81,6 +85,37 @@ const OPAQUE_DECODERS: &[&str] = &[
     "uncompress",
 ];
 
+/// The risk of code downloaded and run in the same breath (`curl … | sh`, `bash <(curl …)`,
+/// `sh -c "$(curl …)"`, `eval "$(curl …)"`): nobody has read it, it can change between
+/// the review and the run, and a broad allow rule (`Bash(*)`) or a permissive mode must not
+/// let it through, so it is denied in every mode. Downloading a file and running it later in
+/// the command (`curl -o x && ./x`) only asks: the file can be inspected.
+pub(crate) const INTERNET_CODE: Risk = Risk::Catastrophic;
+
+/// The host of a URL or `[user@]host[:port]` word, lower-cased (`https://u@X.example:8/p`
+/// → `x.example`).
+pub(crate) fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let hostport = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host.to_ascii_lowercase()
+}
+
+/// Whether a URL or host names this machine (`localhost`, `127.0.0.1`, `[::1]`).
+pub(crate) fn is_loopback_url(url: &str) -> bool {
+    let host = host_of(url);
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host.starts_with("127.")
+        || host == "0.0.0.0"
+}
+
 /// Quotes a word for re-parsing.
 pub(crate) fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -99,7 +134,10 @@ fn first_url(args: &[crate::words::Field]) -> Option<String> {
         .map(|a| a.text.clone())
         .or_else(|| {
             args.iter()
-                .find(|a| !a.text.starts_with('-') && a.text.contains('.'))
+                .find(|a| {
+                    !a.text.starts_with('-')
+                        && (a.text.contains('.') || host_of(&a.text) == "localhost")
+                })
                 .map(|a| a.text.clone())
         })
 }
@@ -129,6 +167,53 @@ impl Walker<'_> {
         cur
     }
 
+    /// The output of the commands whose output is known from the analysis' own state:
+    /// `mktemp`, `git rev-parse --show-toplevel`, and the tools that print environment setup.
+    fn state_output(
+        &self,
+        rec: &crate::walk::Rec,
+        prog: &str,
+        args: &[crate::words::Field],
+    ) -> Option<Output> {
+        let dynamic = args.iter().any(|a| a.dynamic);
+        Some(match prog {
+            // `$(mktemp [-d] [TEMPLATE])`: a new name in the temporary directory, made for
+            // this command (the random part stays `X`s).
+            "mktemp" if !dynamic => Output::Text(format!("{}\n", mktemp_path(args))),
+            // `$(git rev-parse --show-toplevel)`: the top of the repository the working
+            // directory is in, taken to be the workspace root that holds it.
+            "git"
+                if args.len() == 2
+                    && args[0].text == "rev-parse"
+                    && args[1].text == "--show-toplevel" =>
+            {
+                match rec
+                    .cwd
+                    .as_deref()
+                    .and_then(|c| self.ctx.roots.iter().find(|r| c.starts_with(r.as_path())))
+                {
+                    Some(root) => Output::Text(format!("{}\n", root.display())),
+                    None => Output::Unknown("the top of a repository outside the workspace".into()),
+                }
+            }
+            // Tools that print shell code setting up their own environment (`pyenv init -`,
+            // `direnv export bash`, `ssh-agent -s`, `helm completion bash`): trusted to set
+            // variables and define functions only, so `eval "$(pyenv init -)"` runs nothing
+            // the analysis needs to see.
+            // Only the installed tool itself: not a function or a file of that name made
+            // earlier in the command (`pyenv() { echo 'rm -rf ~'; }`, `./pyenv`).
+            p if crate::idioms::env_init(p, args)
+                && !self.funcs.contains_key(p)
+                && rec.argv.first().is_some_and(|w| {
+                    !w.text.contains('/') || crate::renames::installed_program(&w.text)
+                }) =>
+            {
+                Output::Text(String::new())
+            }
+            _ => return None,
+        })
+    }
+
     pub(crate) fn rec_output(&self, r: usize, input: Output) -> Output {
         let rec = &self.recs[r];
         let prog = rec.program.as_str();
@@ -145,43 +230,19 @@ impl Walker<'_> {
         if DOWNLOADERS.contains(&prog) {
             return Output::Download(first_url(args).unwrap_or_else(|| prog.to_owned()));
         }
+        if let Some(out) = self.state_output(rec, prog, args) {
+            return out;
+        }
         let dynamic = args.iter().any(|a| a.dynamic);
         match prog {
-            "echo" if !dynamic => {
-                let mut newline = true;
-                let mut escapes = false;
-                let mut i = 0;
-                while let Some(a) = args.get(i) {
-                    let t = a.text.as_str();
-                    if t.len() > 1
-                        && t.starts_with('-')
-                        && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
-                    {
-                        newline &= !t.contains('n');
-                        if t.contains('e') {
-                            escapes = true;
-                        }
-                        if t.contains('E') {
-                            escapes = false;
-                        }
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                let mut s = args[i..]
-                    .iter()
-                    .map(|a| a.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                if escapes {
-                    s = decode_echo_escapes(&s);
-                }
-                if newline {
-                    s.push('\n');
-                }
-                pass(Output::Text(s))
-            }
+            "echo" if !dynamic => pass(Output::Text(echo_output(args))),
+            // `$(command -v X)`, `$(which X)`, `$(type -P X)`: where the program X is. Its
+            // directory is not known, its identity is: `$(command -v python3) -m pip` runs
+            // python3, `cp $(which rm) ./x` copies rm.
+            "command" | "which" | "type" if !dynamic => match program_lookup(prog, args) {
+                Some(name) => Output::Text(format!("/usr/bin/{name}\n")),
+                None => Output::Unknown(format!("the output of `{prog}`")),
+            },
             // `$(pwd)` is the working directory the analysis tracks (`cd` included).
             "pwd" if args.iter().all(|a| matches!(a.text.as_str(), "-L" | "-P")) => {
                 match (&rec.cwd, rec.cwd.as_ref().and_then(|c| c.to_str())) {
@@ -269,11 +330,23 @@ impl Walker<'_> {
         }
     }
 
-    /// After a pipeline: feed each code runner the text that reaches its stdin.
+    /// After a pipeline: feed each code runner the text that reaches its stdin, and tell
+    /// the clients of raw protocols what they send.
     pub fn after_pipeline(&mut self) {
         let stages = self.pipe.1.clone();
         for (k, st) in stages.iter().enumerate() {
             let Some(r) = *st else { continue };
+            let Some(rec) = self.recs.get(r) else {
+                continue;
+            };
+            if k > 0
+                && rec.fed.is_none()
+                && RAW_CLIENTS.contains(&rec.program.as_str())
+                && let Output::Text(t) = self.pipeline_output(&stages[..k])
+                && let Some(rec) = self.recs.get_mut(r)
+            {
+                rec.fed = Some(t);
+            }
             let Some(rec) = self.recs.get(r) else {
                 continue;
             };
@@ -365,9 +438,19 @@ impl Walker<'_> {
                 }
             }
             (Lang::Shell, Output::Text(t)) => self.nested_code(&t, origin, None, None),
+            (Lang::Make, Output::Text(t)) => {
+                let code = crate::carriers::make_to_shell(&t);
+                self.nested_code(&code, origin, None, None);
+            }
             (Lang::Interp(i), Output::Text(t)) => self.scan_interp(i, &t, prog),
+            // Internet code run straight by a shell or interpreter is denied in every mode
+            // (see `INTERNET_CODE`); code from this machine's own server only asks.
             (_, Output::Download(url)) => self.finding(
-                Risk::High,
+                if is_loopback_url(&url) {
+                    Risk::High
+                } else {
+                    INTERNET_CODE
+                },
                 "remote_code_execution",
                 format!(
                     "`{prog}` (rule rce.pipe_download): runs code downloaded from {}",
@@ -386,6 +469,82 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// What `echo ARGS` prints (`-n`, `-e`, `-E` as bash's builtin reads them).
+fn echo_output(args: &[crate::words::Field]) -> String {
+    let mut newline = true;
+    let mut escapes = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+        {
+            newline &= !t.contains('n');
+            if t.contains('e') {
+                escapes = true;
+            }
+            if t.contains('E') {
+                escapes = false;
+            }
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let mut s = args[i..]
+        .iter()
+        .map(|a| a.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if escapes {
+        s = decode_echo_escapes(&s);
+    }
+    if newline {
+        s.push('\n');
+    }
+    s
+}
+
+/// The path `mktemp` prints: its template (`mktemp -d /tmp/x.XXXX`, `mktemp -p DIR`, `-t
+/// NAME` in the temporary directory) or `/tmp/tmp.XXXXXXXXXX`.
+fn mktemp_path(args: &[crate::words::Field]) -> String {
+    let mut dir: Option<&str> = None;
+    let mut template: Option<&str> = None;
+    let mut in_tmp = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.text.as_str() {
+            "-p" | "--tmpdir" => {
+                dir = args.get(i + 1).map(|f| f.text.as_str());
+                i += 1;
+            }
+            "-t" => in_tmp = true,
+            t if t.starts_with("--tmpdir=") => dir = Some(&t["--tmpdir=".len()..]),
+            t if t.starts_with('-') => {}
+            t => template = Some(t),
+        }
+        i += 1;
+    }
+    let name = template.unwrap_or("tmp.XXXXXXXXXX");
+    match (dir, in_tmp || template.is_none()) {
+        (Some(d), _) => format!("{}/{name}", d.trim_end_matches('/')),
+        (None, _) if name.starts_with('/') => name.to_owned(),
+        (None, true) => format!("/tmp/{name}"),
+        (None, false) => name.to_owned(),
+    }
+}
+
+/// The program a lookup prints the path of: `command -v X`, `which X`, `type -P X`.
+fn program_lookup(prog: &str, args: &[crate::words::Field]) -> Option<String> {
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let name = match (prog, texts.as_slice()) {
+        ("command", ["-v", name]) | ("which", [name]) | ("type", ["-P" | "-p", name]) => *name,
+        _ => return None,
+    };
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+        .then(|| name.to_owned())
 }
 
 /// The command of a crontab line: after five schedule fields or an `@reboot`-style

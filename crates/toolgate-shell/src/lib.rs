@@ -66,11 +66,17 @@
 
 #![deny(missing_docs)]
 
+mod argv;
+mod builtins;
 mod carriers;
 mod classify;
 mod exec;
 mod expand;
 mod feed;
+mod flow;
+mod globals;
+mod grammars;
+mod idioms;
 mod interp;
 pub mod limits;
 mod nested;
@@ -78,29 +84,32 @@ mod normalize;
 mod param;
 mod parse;
 mod paths;
+mod redirect;
+mod renames;
 mod runners;
 mod sed;
 mod server;
 mod types;
 mod unwrap;
+mod vars;
 mod walk;
 mod words;
 
 use toolgate_protocol::{Access, Beneath, Finding, PathFact, Risk};
 
 pub use limits::Limits;
-pub use paths::{
-    PROTECTED_PATHS, PathPattern, SECRET_PATHS, is_critical_path, is_protected_path,
-    normalize as normalize_path,
+pub use paths::{is_critical_path, normalize as normalize_path};
+pub use types::{
+    Analysis, CdTarget, Context, Origin, Redirect, ServerMatch, SimpleCommand, SourceReader,
 };
-pub use types::{Analysis, CdTarget, Context, Origin, Redirect, ServerMatch, SimpleCommand};
 
 use crate::walk::Walker;
 
 /// One entry of the analyzer's built-in rule tables, for `--explain` output and documentation.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RuleInfo {
-    /// Which table: `risk`, `interpreter`, `server`, `carrier` or `wrapper`.
+    /// Which table: `risk`, `credentials`, `idiom`, `global_options`, `interpreter`,
+    /// `server`, `carrier` or `wrapper`.
     pub table: &'static str,
     /// Rule id (the wrapper name for wrappers).
     pub id: String,
@@ -127,6 +136,38 @@ pub fn rule_catalog() -> Vec<RuleInfo> {
             not_matches: r.not_matches.to_vec(),
         })
         .collect();
+    out.extend(classify::unattended::SKIP_FLAGS.iter().map(|s| RuleInfo {
+        table: "risk",
+        id: format!("destroy.unattended ({})", s.programs.join("/")),
+        category: "irreversible_unattended",
+        risk: Some(Risk::Catastrophic),
+        matches: s.matches.to_vec(),
+        not_matches: s.not_matches.to_vec(),
+    }));
+    out.extend(flow::CREDENTIAL_PRINTERS.iter().map(|c| RuleInfo {
+        table: "credentials",
+        id: format!("{} {}", c.program, c.words[0].join("|")),
+        category: "secret_source",
+        risk: None,
+        matches: c.matches.to_vec(),
+        not_matches: c.not_matches.to_vec(),
+    }));
+    out.extend(idioms::ENV_INIT.iter().map(|e| RuleInfo {
+        table: "idiom",
+        id: format!("{} {}", e.program, e.subcommands.join("|")),
+        category: "environment_setup",
+        risk: None,
+        matches: e.matches.to_vec(),
+        not_matches: e.not_matches.to_vec(),
+    }));
+    out.extend(globals::GLOBALS.iter().map(|g| RuleInfo {
+        table: "global_options",
+        id: g.programs.join("/"),
+        category: "",
+        risk: None,
+        matches: g.examples.iter().map(|(c, _)| *c).collect(),
+        not_matches: Vec::new(),
+    }));
     out.extend(interp::INTERP_RULES.iter().map(|r| RuleInfo {
         table: "interpreter",
         id: r.id.to_owned(),
@@ -234,9 +275,18 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
             }
         }
         let argv: Vec<String> = rec.argv.iter().map(|f| f.text.clone()).collect();
+        // A command on another host touches that host's files: they are not path facts
+        // of this machine (its risk is `remote.exec`'s business).
+        let remote = rec.origin == Origin::Remote;
         // A file operand the analyzer cannot resolve could be any file: never "reads
         // nothing" (`cat $W/secrets/key`, `cat $(cat list)`).
-        for u in cl.fx.paths.iter().filter(|u| u.unresolved) {
+        // Listing an unknown directory (`ls $PROJECT_ROOT`) reads names only.
+        for u in cl
+            .fx
+            .paths
+            .iter()
+            .filter(|u| u.unresolved && !remote && !u.list)
+        {
             let why = format!(
                 "`{}` {} `{}`, a path that depends on something the analyzer cannot see",
                 expand::clip(&rec.program),
@@ -251,8 +301,9 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
             .fx
             .paths
             .iter()
+            .filter(|_| !remote)
             .filter_map(|u| {
-                let p = u.path.clone()?;
+                let p = u.pattern.clone().or_else(|| u.path.clone())?;
                 if paths::is_harmless_device(&p) {
                     return None;
                 }
@@ -283,7 +334,12 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
                 background: rec.background,
             });
         }
+        let read_only = cl.program_read_only;
+        let normalized = globals::normalized(&rec.program, &rec.argv)
+            .map(|v| v.into_iter().map(|f| f.text).collect());
         commands.push(SimpleCommand {
+            read_only,
+            normalized,
             text: argv.join(" "),
             program: rec.program.clone(),
             argv,

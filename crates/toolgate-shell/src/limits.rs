@@ -47,6 +47,14 @@ pub const MAX_VALUE_BYTES: usize = 64 * 1024;
 /// `f(){ rm -rf "$1"; }; f /` needs one; recursive or many calls would otherwise multiply work.
 pub const MAX_FUNCTION_CALLS: usize = 64;
 
+/// Most times loop bodies are walked once per value (`for f in a b c`), over the whole
+/// analysis, and most times trap actions are walked again when a variable they read changes.
+///
+/// Each walk re-analyses a body; nested loops multiply (eight values at each of ten levels
+/// would be a billion walks), so past this budget a loop's body is walked once with its
+/// variable unknown, and a trap action is not walked again.
+pub const MAX_REWALKS: usize = 256;
+
 /// Budgets for one analysis. The defaults are the named constants of this module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -64,6 +72,8 @@ pub struct Limits {
     pub max_value_bytes: usize,
     /// See [`MAX_FUNCTION_CALLS`].
     pub max_function_calls: usize,
+    /// See [`MAX_REWALKS`].
+    pub max_rewalks: usize,
 }
 
 impl Default for Limits {
@@ -76,6 +86,7 @@ impl Default for Limits {
             max_brace_words: MAX_BRACE_WORDS,
             max_value_bytes: MAX_VALUE_BYTES,
             max_function_calls: MAX_FUNCTION_CALLS,
+            max_rewalks: MAX_REWALKS,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Commands that build and run other commands from arguments and input: `xargs`, `parallel`
 //! and `find -exec/-execdir/-ok/-okdir`.
 
+use crate::argv::{Item, long_is};
 use crate::exec::Pending;
 use crate::feed::Output;
 use crate::types::Origin;
@@ -25,7 +26,9 @@ pub(crate) struct FindInfo {
     pub writes: Vec<Field>,
 }
 
-/// Options of `find` that do not narrow which files match.
+/// Options of `find` that do not narrow which files match. `-type f` does not either: the
+/// start directory is left, but every file below it goes (`find . -type f -delete` empties
+/// the workspace as `find . -delete` does).
 const FIND_NEUTRAL: &[&str] = &[
     "-maxdepth",
     "-depth",
@@ -105,7 +108,7 @@ pub(crate) fn parse_find(argv: &[Field]) -> FindInfo {
                 }
                 i += 2;
             }
-            "-maxdepth" | "-regextype" | "-printf" => i += 1,
+            "-maxdepth" | "-regextype" | "-printf" | "-type" | "-xtype" => i += 1,
             t if FIND_NEUTRAL.contains(&t) => {}
             t if t.starts_with('-') => {
                 // A test such as -name, -type, -mtime, -mindepth: it takes a value (except a few).
@@ -136,6 +139,58 @@ pub(crate) fn find_placeholder(start: &Field, filtered: bool) -> Field {
         }
     } else {
         start.clone()
+    }
+}
+
+/// What one name printed by a listing program stands for: a file below the directory it
+/// lists (`D/*…`, read by [`crate::classify::effects`] as everything below `D`), or the
+/// start itself for an unfiltered `find` (which prints it first).
+pub(crate) fn lister_placeholder(prog: &str, argv: &[Field]) -> Option<Field> {
+    let under = |dir: Option<&Field>| {
+        let d = dir.cloned().unwrap_or_else(|| Field::lit("."));
+        Some(find_placeholder(&d, true))
+    };
+    let ops = || {
+        argv.iter()
+            .skip(1)
+            .filter(|a| !a.text.starts_with('-'))
+            .collect::<Vec<_>>()
+    };
+    match prog {
+        "find" => {
+            let info = parse_find(argv);
+            let start = info.starts.first()?;
+            Some(find_placeholder(start, info.filtered))
+        }
+        "git"
+            if argv.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "ls-files" | "--name-only" | "--name-status"
+                )
+            }) =>
+        {
+            under(None)
+        }
+        "ls" | "fd" | "fdfind" => under(ops().last().copied()),
+        "rg" | "grep" | "ag"
+            if argv.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "--files" | "-l" | "--files-with-matches" | "-L" | "-rl" | "-lr" | "-Rl"
+                )
+            }) =>
+        {
+            let o = ops();
+            under(
+                if prog == "rg" && argv.iter().any(|a| a.text == "--files") {
+                    o.last().copied()
+                } else {
+                    o.get(1).copied()
+                },
+            )
+        }
+        _ => None,
     }
 }
 
@@ -202,6 +257,18 @@ impl Walker<'_> {
         self.depth -= 1;
     }
 
+    /// When the input comes straight from a program that lists files (`find D …`, `fd`,
+    /// `git ls-files`, `ls D`, `rg --files D`, `grep -l`), a field standing for one of them:
+    /// a file below the listed directory (see [`find_placeholder`]).
+    pub(crate) fn listed_items(&self, stdin: Option<&(String, bool)>) -> Option<Field> {
+        if stdin.is_some() {
+            return None;
+        }
+        let producer = self.pipe.1.last().copied().flatten()?;
+        let rec = self.recs.get(producer)?;
+        lister_placeholder(&rec.program, &rec.argv)
+    }
+
     /// Input items available on stdin from earlier pipeline stages or a here-string.
     fn stdin_items(&mut self, stdin: Option<&(String, bool)>, lines: bool) -> Option<Vec<String>> {
         let out = match stdin {
@@ -241,45 +308,33 @@ impl Walker<'_> {
             self.run_parallel(&argv);
             return rec;
         }
-        let mut i = 1;
+        let parsed = crate::grammars::XARGS.parse(&argv, 1);
         let mut replace: Option<String> = None;
         let mut from_file = false;
-        while i < argv.len() {
-            let a = argv[i].text.as_str();
-            if a == "--" {
-                i += 1;
-                break;
-            }
-            if !a.starts_with('-') || a == "-" {
-                break;
-            }
-            if a == "-I" {
-                replace = argv.get(i + 1).map(|f| f.text.clone());
-                i += 2;
-                continue;
-            }
-            if let Some(r) = a.strip_prefix("-I") {
-                replace = Some(r.to_owned());
-            } else if a == "-i" || a == "--replace" {
-                replace = Some("{}".into());
-            } else if let Some(r) = a.strip_prefix("--replace=") {
-                replace = Some(if r.is_empty() {
-                    "{}".to_owned()
-                } else {
-                    r.to_owned()
-                });
-            } else if a == "-a" || a.starts_with("--arg-file") {
-                from_file = true;
-                if a == "-a" {
-                    i += 1;
+        for item in &parsed.items {
+            match item {
+                Item::Short {
+                    letter: 'I', value, ..
+                } => {
+                    replace = value.as_ref().map(|f| f.text.clone());
                 }
-            } else if let Some(r) = a.strip_prefix("-i") {
-                replace = Some(r.to_owned());
-            } else if a.len() == 2 && "adELnPs".contains(&a[1..]) {
-                i += 1;
+                Item::Short {
+                    letter: 'i', value, ..
+                } => {
+                    replace = Some(value.as_ref().map_or("{}", |f| f.text.as_str()).to_owned());
+                }
+                Item::Long { name, value, .. } if long_is(name, "--replace") => {
+                    let r = value.as_ref().map_or("", |f| f.text.as_str());
+                    replace = Some(if r.is_empty() { "{}" } else { r }.to_owned());
+                }
+                Item::Short { letter: 'a', .. } => from_file = true,
+                Item::Long {
+                    name: "arg-file", ..
+                } => from_file = true,
+                _ => {}
             }
-            i += 1;
         }
+        let i = parsed.rest;
         let cmd: Vec<Field> = if i < argv.len() {
             argv[i..].to_vec()
         } else {
@@ -306,11 +361,15 @@ impl Walker<'_> {
                 self.run_nested_argv(inner, Origin::Xargs, w, None);
             }
             (_, r) => {
-                let unknown = Field {
-                    text: "…".into(),
-                    dynamic: true,
-                    ..Field::default()
-                };
+                // Names listed by an earlier stage (`find D …`, `git ls-files`, `ls D`) are
+                // files below that directory; anything else could be any word.
+                let unknown = self
+                    .listed_items(p.stdin.as_ref())
+                    .unwrap_or_else(|| Field {
+                        text: "…".into(),
+                        dynamic: true,
+                        ..Field::default()
+                    });
                 let inner = match r {
                     Some(r) => cmd.iter().map(|c| substitute(c, &r, &unknown)).collect(),
                     None => {
@@ -326,32 +385,7 @@ impl Walker<'_> {
     }
 
     fn run_parallel(&mut self, argv: &[Field]) {
-        let mut i = 1;
-        while i < argv.len() {
-            let a = argv[i].text.as_str();
-            if !a.starts_with('-') || a.starts_with(":::") {
-                break;
-            }
-            if matches!(
-                a,
-                "-j" | "--jobs"
-                    | "-S"
-                    | "--sshlogin"
-                    | "-I"
-                    | "--delay"
-                    | "--timeout"
-                    | "--joblog"
-                    | "-N"
-                    | "-n"
-                    | "-L"
-                    | "--colsep"
-                    | "-d"
-                    | "--delimiter"
-            ) {
-                i += 1;
-            }
-            i += 1;
-        }
+        let mut i = crate::grammars::PARALLEL.parse(argv, 1).rest;
         let mut cmd = Vec::new();
         while i < argv.len() && !argv[i].text.starts_with(":::") {
             cmd.push(argv[i].clone());

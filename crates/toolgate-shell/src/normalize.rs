@@ -236,49 +236,15 @@ fn scan(text: &str, limit: usize) -> (usize, usize) {
                 continue;
             }
             b'<' if b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
-                i += 2;
-                let strip = b.get(i) == Some(&b'-');
-                if strip {
-                    i += 1;
-                }
-                while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
-                    i += 1;
-                }
-                let mut delim = String::new();
-                while i < b.len() && !b" \t\n;&|<>()".contains(&b[i]) {
-                    if !matches!(b[i], b'\'' | b'"' | b'\\') {
-                        delim.push(char::from(b[i]));
-                    }
-                    i += 1;
-                }
-                if !delim.is_empty() {
-                    pending_heredocs.push((delim, strip));
+                if let Some(h) = heredoc_delimiter(b, &mut i) {
+                    pending_heredocs.push(h);
                 }
                 continue;
             }
             b'\n' if !pending_heredocs.is_empty() => {
                 i += 1;
                 for (delim, strip) in std::mem::take(&mut pending_heredocs) {
-                    // Skip body lines until the delimiter line.
-                    loop {
-                        if i >= b.len() {
-                            break;
-                        }
-                        let end = b[i..]
-                            .iter()
-                            .position(|&x| x == b'\n')
-                            .map_or(b.len(), |p| i + p);
-                        let line = String::from_utf8_lossy(&b[i..end]);
-                        let line = if strip {
-                            line.trim_start_matches('\t')
-                        } else {
-                            &line
-                        };
-                        i = (end + 1).min(b.len());
-                        if line == delim {
-                            break;
-                        }
-                    }
+                    skip_heredoc_body(b, &mut i, &delim, strip);
                 }
                 word_start = true;
                 continue;
@@ -317,6 +283,47 @@ fn scan(text: &str, limit: usize) -> (usize, usize) {
     }
     let open_parens = stack.iter().filter(|c| **c == Ctx::Paren).count();
     (max.max(stack.len() - 1), open_parens)
+}
+
+/// Reads the delimiter of a here-document at `<<` (`i` on the first `<`): the word after
+/// `<<` or `<<-`, quotes removed, and whether tabs are stripped.
+fn heredoc_delimiter(b: &[u8], i: &mut usize) -> Option<(String, bool)> {
+    *i += 2;
+    let strip = b.get(*i) == Some(&b'-');
+    if strip {
+        *i += 1;
+    }
+    while *i < b.len() && (b[*i] == b' ' || b[*i] == b'\t') {
+        *i += 1;
+    }
+    let mut delim = String::new();
+    while *i < b.len() && !b" \t\n;&|<>()".contains(&b[*i]) {
+        if !matches!(b[*i], b'\'' | b'"' | b'\\') {
+            delim.push(char::from(b[*i]));
+        }
+        *i += 1;
+    }
+    (!delim.is_empty()).then_some((delim, strip))
+}
+
+/// Moves past a here-document's body lines up to and including its delimiter line.
+fn skip_heredoc_body(b: &[u8], i: &mut usize, delim: &str, strip: bool) {
+    while *i < b.len() {
+        let end = b[*i..]
+            .iter()
+            .position(|&x| x == b'\n')
+            .map_or(b.len(), |p| *i + p);
+        let line = String::from_utf8_lossy(&b[*i..end]);
+        let line = if strip {
+            line.trim_start_matches('\t')
+        } else {
+            &line
+        };
+        *i = (end + 1).min(b.len());
+        if line == delim {
+            break;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,15 @@ use crate::expand::PVal;
 use crate::walk::Walker;
 use crate::words::{DEFAULT_IFS, Val, change_case, decode_ansi_c, has_glob};
 
+/// The values of a parameter, one per element.
+fn scalar(v: Val) -> Vec<String> {
+    match v {
+        Val::Scalar(s) => vec![s],
+        Val::Array(a) => a,
+        Val::Unknown => Vec::new(),
+    }
+}
+
 impl Walker<'_> {
     pub(crate) fn lookup(&mut self, p: &Parameter) -> Option<Val> {
         match p {
@@ -20,6 +29,11 @@ impl Walker<'_> {
             Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => {
                 self.vars.positional.clone().map(Val::Array)
             }
+            // The pid of the job this command sent to the background: kept as a name, so a
+            // `kill "$!"` is known to signal the command's own process.
+            Parameter::Special(SpecialParameter::LastBackgroundProcessId) => {
+                Some(Val::Scalar("$!".to_owned()))
+            }
             Parameter::Special(_) => None,
             Parameter::Named(name) if name == "IFS" => Some(
                 self.vars
@@ -27,7 +41,15 @@ impl Walker<'_> {
                     .cloned()
                     .unwrap_or_else(|| Val::Scalar(DEFAULT_IFS.to_owned())),
             ),
-            Parameter::Named(name) => self.vars.get(name).cloned(),
+            Parameter::Named(name) => {
+                if self.vars.secret.contains(name) {
+                    self.secret_read = true;
+                }
+                if let Some(why) = self.vars.untrusted.clone() {
+                    self.opaque(format!("{why}, so `${name}` may have any value"));
+                }
+                self.vars.get(name).cloned()
+            }
             Parameter::NamedWithIndex { name, index } => {
                 match (self.vars.get(name), index.parse::<usize>()) {
                     (Some(Val::Array(a)), Ok(i)) => {
@@ -76,13 +98,6 @@ impl Walker<'_> {
     }
 
     pub(crate) fn param(&mut self, expr: &ParameterExpr, _in_dq: bool) -> PVal {
-        let scalar = |v: Val| -> Vec<String> {
-            match v {
-                Val::Scalar(s) => vec![s],
-                Val::Array(a) => a,
-                Val::Unknown => Vec::new(),
-            }
-        };
         match expr {
             ParameterExpr::Parameter {
                 parameter,
@@ -91,6 +106,51 @@ impl Walker<'_> {
                 Some(v) => PVal::Known(scalar(v)),
                 None => PVal::Unknown,
             },
+            ParameterExpr::UseDefaultValues { .. } | ParameterExpr::AssignDefaultValues { .. } => {
+                self.param_default(expr)
+            }
+            ParameterExpr::UseAlternativeValue {
+                parameter,
+                indirect,
+                alternative_value,
+                ..
+            } => {
+                let v = self.resolve(parameter, *indirect);
+                let alt = self.expand_text(alternative_value.as_deref().unwrap_or(""));
+                match v {
+                    Some(Val::Scalar(s)) if s.is_empty() => PVal::Known(vec![String::new()]),
+                    Some(_) => alt.map_or(PVal::Unknown, |a| PVal::Known(vec![a])),
+                    None => PVal::Unknown,
+                }
+            }
+            ParameterExpr::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                ..
+            } => match self.resolve(parameter, *indirect) {
+                Some(v) => PVal::Known(scalar(v)),
+                None => env_spelling(parameter, *indirect),
+            },
+            ParameterExpr::UppercaseFirstChar { .. }
+            | ParameterExpr::UppercasePattern { .. }
+            | ParameterExpr::LowercaseFirstChar { .. }
+            | ParameterExpr::LowercasePattern { .. } => self.param_case(expr),
+            ParameterExpr::Transform { .. } => self.param_transform(expr),
+            ParameterExpr::RemoveSmallestSuffixPattern { .. }
+            | ParameterExpr::RemoveLargestSuffixPattern { .. }
+            | ParameterExpr::RemoveSmallestPrefixPattern { .. }
+            | ParameterExpr::RemoveLargestPrefixPattern { .. } => self.param_trim(expr),
+            ParameterExpr::Substring { .. } => self.param_substring(expr),
+            ParameterExpr::ReplaceSubstring { .. } => self.param_replace(expr),
+            ParameterExpr::ParameterLength { .. }
+            | ParameterExpr::VariableNames { .. }
+            | ParameterExpr::MemberKeys { .. } => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_default(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::UseDefaultValues {
                 parameter,
                 indirect,
@@ -129,28 +189,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
-            ParameterExpr::UseAlternativeValue {
-                parameter,
-                indirect,
-                alternative_value,
-                ..
-            } => {
-                let v = self.resolve(parameter, *indirect);
-                let alt = self.expand_text(alternative_value.as_deref().unwrap_or(""));
-                match v {
-                    Some(Val::Scalar(s)) if s.is_empty() => PVal::Known(vec![String::new()]),
-                    Some(_) => alt.map_or(PVal::Unknown, |a| PVal::Known(vec![a])),
-                    None => PVal::Unknown,
-                }
-            }
-            ParameterExpr::IndicateErrorIfNullOrUnset {
-                parameter,
-                indirect,
-                ..
-            } => match self.resolve(parameter, *indirect) {
-                Some(v) => PVal::Known(scalar(v)),
-                None => env_spelling(parameter, *indirect),
-            },
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_case(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::UppercaseFirstChar {
                 parameter,
                 indirect,
@@ -187,6 +232,13 @@ impl Walker<'_> {
                     None => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_transform(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::Transform {
                 parameter,
                 indirect,
@@ -219,6 +271,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_trim(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::RemoveSmallestSuffixPattern {
                 parameter,
                 indirect,
@@ -263,6 +322,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_substring(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::Substring {
                 parameter,
                 indirect,
@@ -303,6 +369,13 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
+            _ => PVal::Unknown,
+        }
+    }
+
+    /// One family of `ParameterExpr`s (see [`Walker::param`]).
+    fn param_replace(&mut self, expr: &ParameterExpr) -> PVal {
+        match expr {
             ParameterExpr::ReplaceSubstring {
                 parameter,
                 indirect,
@@ -335,9 +408,7 @@ impl Walker<'_> {
                     _ => PVal::Unknown,
                 }
             }
-            ParameterExpr::ParameterLength { .. }
-            | ParameterExpr::VariableNames { .. }
-            | ParameterExpr::MemberKeys { .. } => PVal::Unknown,
+            _ => PVal::Unknown,
         }
     }
 }

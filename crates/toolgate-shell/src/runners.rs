@@ -45,7 +45,7 @@ impl Walker<'_> {
                 .map(|r| r.iter().map(|f| f.text.clone()).collect());
             if argv[i].net {
                 self.finding(
-                    Risk::High,
+                    crate::feed::INTERNET_CODE,
                     "remote_code_execution",
                     format!(
                         "`{} -c …` (rule rce.shell_download): runs downloaded text",
@@ -180,21 +180,8 @@ impl Walker<'_> {
     }
 
     pub(crate) fn run_ssh(&mut self, argv: &[Field]) -> Option<()> {
-        const VAL: &str = "bcDEeFIiJLlmOopQRSWw";
-        let mut i = 1;
-        while i < argv.len() {
-            let a = argv[i].text.as_str();
-            if a.starts_with('-') && a.len() > 1 {
-                let last = a.chars().last().unwrap_or(' ');
-                i += if VAL.contains(last) && a.len() == 2 {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            break;
-        }
+        // The host ends ssh's options; the words after it are the remote command.
+        let i = crate::grammars::SSH.parse(argv, 1).rest;
         let rest = argv.get(i + 1..)?;
         if rest.is_empty() {
             return None;
@@ -206,7 +193,7 @@ impl Walker<'_> {
             .join(" ");
         // The remote side has its own working directory.
         let cwd = self.cwd.take();
-        self.nested_code(&body, Origin::Runner, None, None);
+        self.nested_code(&body, Origin::Remote, None, None);
         self.cwd = cwd;
         Some(())
     }
@@ -224,6 +211,10 @@ impl Walker<'_> {
                 if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
                     if !a.starts_with("--") && a.contains('c') {
                         return CodeInput::None;
+                    }
+                    // `-s`: commands come from stdin, the operands are `$1…`.
+                    if a.starts_with('-') && !a.starts_with("--") && a.contains('s') {
+                        return CodeInput::Stdin(Lang::Shell);
                     }
                     if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
                         i += 1;
@@ -260,6 +251,25 @@ impl Walker<'_> {
         }
         if DB_CLIENTS.contains(&prog) {
             return CodeInput::Stdin(Lang::Sql);
+        }
+        if prog == "make" || prog == "gmake" {
+            // `make -f -` / `-f /dev/stdin` reads the makefile from stdin; a makefile the
+            // command wrote earlier is walked like a script.
+            let parsed = crate::carriers::MAKE.parse(argv, 1);
+            for f in parsed
+                .values('f', "file")
+                .chain(parsed.values('\0', "makefile"))
+            {
+                if f.text == "-" || f.text == "/dev/stdin" {
+                    return CodeInput::Stdin(Lang::Make);
+                }
+                let f = f.clone();
+                if let code @ CodeInput::Written(..) = self.script_file(prog, &f, Some(Lang::Make))
+                {
+                    return code;
+                }
+            }
+            return CodeInput::None;
         }
         if prog == "crontab" {
             // `crontab FILE` / `crontab -` installs entries; listing, removing and editing
@@ -315,16 +325,13 @@ impl Walker<'_> {
         if let Some(lang) = interp::interp_of(prog) {
             return match interp::script_arg(lang, argv) {
                 interp::Script::Stdin => CodeInput::Stdin(Lang::Interp(lang)),
-                interp::Script::File(i) => {
-                    let f = &argv[i];
-                    match f.procsub {
-                        Some(p) => CodeInput::ProcSub(Lang::Interp(lang), p),
-                        None => {
-                            let f = f.clone();
-                            self.script_file(prog, &f, Some(Lang::Interp(lang)))
-                        }
+                interp::Script::File(f) => match f.procsub {
+                    Some(p) => CodeInput::ProcSub(Lang::Interp(lang), p),
+                    None => {
+                        let f = f.clone();
+                        self.script_file(prog, &f, Some(Lang::Interp(lang)))
                     }
-                }
+                },
                 interp::Script::None => CodeInput::None,
             };
         }

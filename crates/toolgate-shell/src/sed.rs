@@ -135,19 +135,6 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
     let b: Vec<char> = script.chars().collect();
     let mut fx = SedEffects::default();
     let mut i = 0;
-    let skip_ws = |i: &mut usize| {
-        while *i < b.len() && (b[*i] == ' ' || b[*i] == '\t') {
-            *i += 1;
-        }
-    };
-    // To the end of the line (filenames, `e` commands, `a`/`i`/`c` one-liners).
-    let rest_of_line = |i: &mut usize| -> String {
-        let start = *i;
-        while *i < b.len() && b[*i] != '\n' {
-            *i += 1;
-        }
-        b[start..*i].iter().collect()
-    };
     while i < b.len() {
         while i < b.len() && (b[i].is_whitespace() || b[i] == ';') {
             i += 1;
@@ -156,49 +143,13 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
             break;
         }
         if b[i] == '#' {
-            rest_of_line(&mut i);
+            rest_of_line(&b, &mut i);
             continue;
         }
         // Addresses: `N`, `$`, `first~step`, `/re/I`, `\cREc`, then `,ADDR`, `,+N`, `,~N`.
-        for n in 0..2 {
-            if n == 1 {
-                if i < b.len() && b[i] == ',' {
-                    i += 1;
-                    skip_ws(&mut i);
-                    if i < b.len() && (b[i] == '+' || b[i] == '~') {
-                        i += 1;
-                    }
-                } else {
-                    break;
-                }
-            }
-            if i < b.len() && (b[i].is_ascii_digit() || b[i] == '$') {
-                while i < b.len() && (b[i].is_ascii_digit() || b[i] == '$' || b[i] == '~') {
-                    i += 1;
-                }
-            } else if i < b.len() && (b[i] == '/' || b[i] == '\\') {
-                let delim = if b[i] == '\\' {
-                    i += 1;
-                    match b.get(i) {
-                        Some(d) => *d,
-                        None => {
-                            fx.unparsed = true;
-                            return fx;
-                        }
-                    }
-                } else {
-                    '/'
-                };
-                i += 1;
-                if !skip_delimited(&b, &mut i, delim) {
-                    fx.unparsed = true;
-                    return fx;
-                }
-                while i < b.len() && (b[i] == 'I' || b[i] == 'M') {
-                    i += 1;
-                }
-            }
-            skip_ws(&mut i);
+        if !skip_addresses(&b, &mut i) {
+            fx.unparsed = true;
+            return fx;
         }
         while i < b.len() && (b[i] == '!' || b[i] == ' ' || b[i] == '\t') {
             i += 1;
@@ -212,7 +163,7 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
             '{' | '}' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x'
             | 'z' | 'F' => {}
             'l' | 'q' | 'Q' | 'L' => {
-                skip_ws(&mut i);
+                skip_ws(&b, &mut i);
                 while i < b.len() && b[i].is_ascii_digit() {
                     i += 1;
                 }
@@ -225,7 +176,7 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
             'a' | 'i' | 'c' => {
                 // Text to the end of the line, continued by a trailing backslash.
                 loop {
-                    let line = rest_of_line(&mut i);
+                    let line = rest_of_line(&b, &mut i);
                     if line.ends_with('\\') && i < b.len() {
                         i += 1;
                         continue;
@@ -234,8 +185,8 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                 }
             }
             'r' | 'R' | 'w' | 'W' => {
-                skip_ws(&mut i);
-                let file = rest_of_line(&mut i);
+                skip_ws(&b, &mut i);
+                let file = rest_of_line(&b, &mut i);
                 if matches!(c, 'r' | 'R') {
                     fx.reads.push(file);
                 } else {
@@ -243,8 +194,8 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                 }
             }
             'e' => {
-                skip_ws(&mut i);
-                let cmd = rest_of_line(&mut i);
+                skip_ws(&b, &mut i);
+                let cmd = rest_of_line(&b, &mut i);
                 fx.exec.push(if cmd.trim().is_empty() {
                     None
                 } else {
@@ -277,8 +228,8 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                         }
                         'w' => {
                             i += 1;
-                            skip_ws(&mut i);
-                            fx.writes.push(rest_of_line(&mut i));
+                            skip_ws(&b, &mut i);
+                            fx.writes.push(rest_of_line(&b, &mut i));
                         }
                         ';' | '\n' | '}' | ' ' | '\t' | '#' => break,
                         _ => {
@@ -295,6 +246,64 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
         }
     }
     fx
+}
+
+/// Skips spaces and tabs.
+fn skip_ws(b: &[char], i: &mut usize) {
+    while *i < b.len() && (b[*i] == ' ' || b[*i] == '\t') {
+        *i += 1;
+    }
+}
+
+/// The text to the end of the line (filenames, `e` commands, `a`/`i`/`c` one-liners).
+fn rest_of_line(b: &[char], i: &mut usize) -> String {
+    let start = *i;
+    while *i < b.len() && b[*i] != '\n' {
+        *i += 1;
+    }
+    b[start..*i].iter().collect()
+}
+
+/// Moves past a command's addresses (`N`, `$`, `first~step`, `/re/I`, `\cREc`, then
+/// `,ADDR`, `,+N`, `,~N`); false when they do not parse.
+fn skip_addresses(b: &[char], i: &mut usize) -> bool {
+    for n in 0..2 {
+        if n == 1 {
+            if *i < b.len() && b[*i] == ',' {
+                *i += 1;
+                skip_ws(b, i);
+                if *i < b.len() && (b[*i] == '+' || b[*i] == '~') {
+                    *i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+        if *i < b.len() && (b[*i].is_ascii_digit() || b[*i] == '$') {
+            while *i < b.len() && (b[*i].is_ascii_digit() || b[*i] == '$' || b[*i] == '~') {
+                *i += 1;
+            }
+        } else if *i < b.len() && (b[*i] == '/' || b[*i] == '\\') {
+            let delim = if b[*i] == '\\' {
+                *i += 1;
+                match b.get(*i) {
+                    Some(d) => *d,
+                    None => return false,
+                }
+            } else {
+                '/'
+            };
+            *i += 1;
+            if !skip_delimited(b, i, delim) {
+                return false;
+            }
+            while *i < b.len() && (b[*i] == 'I' || b[*i] == 'M') {
+                *i += 1;
+            }
+        }
+        skip_ws(b, i);
+    }
+    true
 }
 
 /// Moves past `…DELIM` (backslash escapes the next character); false when it never closes.

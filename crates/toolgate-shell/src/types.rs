@@ -8,7 +8,7 @@ use toolgate_protocol::{CallFacts, CommandFact, Finding, PathFact, Risk};
 use crate::limits::Limits;
 
 /// Where and for whom a command is analysed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Context {
     /// Working directory the command starts in (absolute).
     pub cwd: PathBuf,
@@ -18,7 +18,31 @@ pub struct Context {
     pub home: Option<PathBuf>,
     /// Budgets.
     pub limits: Limits,
+    /// Reads a file inside the roots that the command sources (`. ./env/dev.sh`), so the
+    /// analysis can walk it; `None`: sourced files are not read (the crate does no I/O
+    /// itself). The reader should return `None` for anything it will not read.
+    pub sources: Option<SourceReader>,
 }
+
+/// A caller-supplied reader of the workspace files a command sources.
+pub type SourceReader = fn(&std::path::Path) -> Option<String>;
+
+impl PartialEq for Context {
+    fn eq(&self, other: &Self) -> bool {
+        let same_reader = match (self.sources, other.sources) {
+            (Some(a), Some(b)) => std::ptr::fn_addr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        self.cwd == other.cwd
+            && self.roots == other.roots
+            && self.home == other.home
+            && self.limits == other.limits
+            && same_reader
+    }
+}
+
+impl Eq for Context {}
 
 impl Default for Context {
     fn default() -> Self {
@@ -27,6 +51,7 @@ impl Default for Context {
             roots: Vec::new(),
             home: None,
             limits: Limits::default(),
+            sources: None,
         }
     }
 }
@@ -46,6 +71,13 @@ impl Context {
     #[must_use]
     pub fn with_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.home = Some(home.into());
+        self
+    }
+
+    /// Lets the analysis read the files inside the roots that a command sources.
+    #[must_use]
+    pub fn with_sources(mut self, reader: SourceReader) -> Self {
+        self.sources = Some(reader);
         self
     }
 
@@ -96,6 +128,9 @@ pub enum Origin {
     /// Code the command stores to run later: text written to a shell startup file or a git
     /// hook, a crontab line.
     Persisted,
+    /// A command run on another host (`ssh host CMD`): its paths are that host's, not
+    /// this machine's, and anything it changes is remote state.
+    Remote,
 }
 
 /// A redirection of one command.
@@ -134,6 +169,15 @@ pub struct SimpleCommand {
     pub network: Vec<String>,
     /// Its risk (the highest of its findings, else its baseline).
     pub risk: Risk,
+    /// The program only reads: one of the read-only table without an option that writes or
+    /// runs code, nothing it opens is written, and no finding. What its redirections write
+    /// (`echo hi > out.txt`) is left out here: those files are [`SimpleCommand::paths`] of
+    /// their own. Whether the whole call is read-only also needs [`Analysis::opaque`] to be
+    /// empty ([`Analysis::is_read_only`]).
+    pub read_only: bool,
+    /// `argv` with the options that only choose where or how the program runs removed and
+    /// inline aliases expanded (`git -C . push` → `git push`), when that differs from `argv`.
+    pub normalized: Option<Vec<String>>,
 }
 
 /// A recognised long-running server or watcher.
@@ -206,6 +250,9 @@ impl Analysis {
                     text: c.text.clone(),
                     wrappers: c.wrappers.clone(),
                     env: c.env.iter().map(|(name, _)| name.clone()).collect(),
+                    risk: Some(c.risk),
+                    read_only: c.read_only,
+                    normalized: c.normalized.clone(),
                 })
                 .collect(),
             urls,

@@ -2,6 +2,7 @@
 //! its own option grammar, so that the wrapped command is found exactly where the wrapper
 //! would find it.
 
+use crate::argv::{Grammar, Item};
 use crate::words::Field;
 
 /// What stripping a wrapper means for rule matching and risk.
@@ -49,7 +50,7 @@ pub(crate) const WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec { name: "runuser", sub: &[], short_val: "ugGc", long_val: &["--user", "--group", "--supp-group"], operands: 0, no_command: &[], kind: WrapKind::Privilege, examples: &[("runuser -u bob -- rm x", "rm x")]},
     WrapperSpec { name: "chroot", sub: &[], short_val: "", long_val: &["--userspec", "--groups"], operands: 1, no_command: &[], kind: WrapKind::Privilege, examples: &[("chroot /mnt rm -rf /", "rm -rf /"), ("chroot --userspec=a:b /mnt ls", "ls")]},
     WrapperSpec { name: "nsenter", sub: &[], short_val: "tSGwWr", long_val: &["--target", "--setuid", "--setgid", "--wd", "--root"], operands: 0, no_command: &[], kind: WrapKind::Privilege, examples: &[("nsenter -t 1 -m -u -n -i sh", "sh")]},
-    WrapperSpec { name: "timeout", sub: &[], short_val: "sk", long_val: &["--signal", "--kill-after"], operands: 1, no_command: &[], kind: WrapKind::Transparent, examples: &[("timeout -s KILL 10 rm x", "rm x"), ("timeout --preserve-status 5s make", "make")]},
+    WrapperSpec { name: "timeout", sub: &[], short_val: "sk", long_val: &["--signal", "--kill-after"], operands: 1, no_command: &[], kind: WrapKind::Transparent, examples: &[("timeout -s KILL 10 rm x", "rm x"), ("timeout --preserve-status 5s make", "make"), ("timeout 5 --weird x", "--weird x")]},
     WrapperSpec { name: "time", sub: &[], short_val: "fo", long_val: &["--format", "--output"], operands: 0, no_command: &[], kind: WrapKind::Transparent, examples: &[("time -p make", "make")]},
     WrapperSpec { name: "nice", sub: &[], short_val: "n", long_val: &["--adjustment"], operands: 0, no_command: &[], kind: WrapKind::Transparent, examples: &[("nice -n 10 make", "make"), ("nice -10 make", "make")]},
     WrapperSpec { name: "nohup", sub: &[], short_val: "", long_val: &[], operands: 0, no_command: &[], kind: WrapKind::Transparent, examples: &[("nohup rm x", "rm x")]},
@@ -112,6 +113,8 @@ pub(crate) const WRAPPERS: &[WrapperSpec] = &[
     WrapperSpec { name: "poetry", sub: &["run"], short_val: "C", long_val: &["--directory"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("poetry run pytest", "pytest")]},
     WrapperSpec { name: "pipenv", sub: &["run"], short_val: "", long_val: &[], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("pipenv run python x.py", "python x.py")]},
     WrapperSpec { name: "bundle", sub: &["exec"], short_val: "", long_val: &["--gemfile"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("bundle exec rake", "rake")]},
+    WrapperSpec { name: "npm", sub: &["exec"], short_val: "cpw", long_val: &["--package", "--call", "--workspace", "--prefix"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("npm exec -- tsc --noEmit", "tsc --noEmit"), ("npm exec -c make", "")]},
+    WrapperSpec { name: "npm", sub: &["x"], short_val: "cpw", long_val: &["--package", "--call", "--workspace", "--prefix"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("npm x -p cowsay cowsay hi", "cowsay hi")]},
     WrapperSpec { name: "pnpm", sub: &["exec"], short_val: "C", long_val: &["--dir", "--filter"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("pnpm exec tsc", "tsc")]},
     WrapperSpec { name: "pnpm", sub: &["dlx"], short_val: "", long_val: &["--package"], operands: 0, no_command: &[], kind: WrapKind::Runner, examples: &[("pnpm dlx create-x", "create-x")]},
     WrapperSpec { name: "direnv", sub: &["exec"], short_val: "", long_val: &[], operands: 1, no_command: &[], kind: WrapKind::Runner, examples: &[("direnv exec . make", "make")]},
@@ -143,7 +146,8 @@ pub(crate) enum Stripped {
     NoCommand,
 }
 
-/// Skips the wrapper's options and operands in `argv` (`argv[0]` is the wrapper).
+/// Skips the wrapper's options and operands in `argv` (`argv[0]` is the wrapper), reading
+/// its options with [`crate::argv`] (a wrapper's options end at its first operand).
 pub(crate) fn strip(spec: &WrapperSpec, argv: &[Field]) -> Stripped {
     if spec.kind == WrapKind::Runner && !spec.sub.is_empty() {
         // `mise exec tool@1 -- cmd`, `kubectl exec pod -- cmd`: the command follows `--`.
@@ -155,76 +159,51 @@ pub(crate) fn strip(spec: &WrapperSpec, argv: &[Field]) -> Stripped {
             };
         }
     }
+    let grammar = Grammar {
+        short_val: spec.short_val,
+        long_val: spec.long_val,
+        permute: false,
+        ..Grammar::EMPTY
+    };
+    let no_command = |item: &Item<'_>| match item {
+        Item::Short { letter, .. } => spec
+            .no_command
+            .iter()
+            .any(|n| n.len() == 2 && n.ends_with(*letter) && !n.starts_with("--")),
+        Item::Long {
+            name, single_dash, ..
+        } => spec
+            .no_command
+            .iter()
+            .any(|n| n.trim_start_matches('-') == *name && (n.starts_with("--") != *single_dash)),
+        Item::Operand { .. } => false,
+    };
+    // Options, then the subcommand word(s) (`docker exec`, options may follow them), then
+    // the operands before the command (`timeout DURATION`, `docker exec CONTAINER`), after
+    // the last of which the command starts at once (`timeout 5 --weird` runs `--weird`).
     let mut i = 1;
-    // Skip the subcommand word(s) (`docker exec`), allowing options before it.
-    let mut sub_left = spec.sub.len();
+    let mut subs = spec.sub.len();
     let mut operands = spec.operands;
-    // `mise exec tool@ver -- cmd`, `kubectl exec pod -- cmd`: a `--` ends everything.
-    while i < argv.len() {
-        let a = argv[i].text.as_str();
-        if a == "--" {
-            i += 1;
-            if sub_left == 0 {
-                return if i < argv.len() {
-                    Stripped::At(i)
-                } else {
-                    Stripped::NoCommand
-                };
-            }
-            continue;
-        }
-        if spec.no_command.iter().any(|n| {
-            *n == a
-                || (n.len() == 2
-                    && a.starts_with('-')
-                    && !a.starts_with("--")
-                    && a.len() > 2
-                    && a[1..].contains(&n[1..]))
-        }) {
+    loop {
+        let parsed = grammar.parse(argv, i);
+        if parsed.items.iter().any(no_command) {
             return Stripped::NoCommand;
         }
-        if let Some(long) = a.strip_prefix("--") {
-            let name = long.split('=').next().unwrap_or("");
-            if !long.contains('=')
-                && spec
-                    .long_val
-                    .iter()
-                    .any(|l| l.trim_start_matches("--") == name)
-            {
-                i += 2;
-            } else {
-                i += 1;
-            }
-            continue;
+        i = parsed.rest;
+        if i >= argv.len() {
+            break;
         }
-        if a.len() > 1 && a.starts_with('-') && !a[1..].starts_with(|c: char| c.is_ascii_digit()) {
-            let flags = &a[1..];
-            let mut consumed = 1;
-            for (pos, c) in flags.char_indices() {
-                if spec.short_val.contains(c) {
-                    if pos + c.len_utf8() == flags.len() {
-                        consumed = 2;
-                    }
-                    break;
-                }
-            }
-            i += consumed;
-            continue;
-        }
-        if a.len() > 1 && a.starts_with('-') {
-            // `nice -10`
-            i += 1;
-            continue;
-        }
-        if sub_left > 0 {
-            sub_left -= 1;
+        if subs > 0 {
+            subs -= 1;
             i += 1;
             continue;
         }
         if operands > 0 {
             operands -= 1;
             i += 1;
-            continue;
+            if operands > 0 {
+                continue;
+            }
         }
         break;
     }

@@ -15,6 +15,11 @@ use crate::parse::parse_program;
 use crate::types::{Context, Origin, Redirect};
 use crate::words::{Field, Vars};
 
+/// Most values a `for` loop's body is walked with, one walk per value (`for f in a b c`);
+/// with more, the body is walked once with the variable unknown. Each walk costs a body's
+/// analysis, so this bounds the work of a loop at a few times its size.
+const MAX_LOOP_VALUES: usize = 8;
+
 /// Where a command gets code to run from (a shell or interpreter reading a script).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CodeInput {
@@ -39,6 +44,8 @@ pub(crate) enum Lang {
     Sql,
     /// A crontab: each entry's command runs later.
     Cron,
+    /// A makefile (`make -f -`): its recipes are shell code.
+    Make,
 }
 
 /// A redirect with its resolved target.
@@ -87,6 +94,13 @@ pub(crate) struct Rec {
     pub extra_reads: Vec<String>,
     /// Text known to arrive on stdin from a literal producer upstream in the pipeline.
     pub fed: Option<String>,
+    /// Why the data this command handles holds secret material (it read a credentials
+    /// file, printed credentials, got secret data as an argument or on its input), if it
+    /// does; see [`crate::flow`].
+    pub secret: Option<String>,
+    /// The paths it reads that held secret material when it ran (credentials files, and
+    /// files an earlier command filled with them).
+    pub secret_reads: Vec<PathBuf>,
 }
 
 /// A producer of data: the records of a process substitution's last pipeline.
@@ -136,6 +150,24 @@ pub(crate) struct Walker<'c> {
     pub exhausted: bool,
     /// Stages of the most recently completed pipeline (for substitution output).
     pub last_pipe: Option<Vec<Option<usize>>>,
+    /// Set when a parameter expansion read a variable that carries secret material.
+    pub secret_read: bool,
+    /// Set by an assignment whose value carries secret material.
+    pub value_secret: bool,
+    /// Names and files made to stand for another program earlier in the command.
+    pub renamed: Vec<(crate::renames::Alias, String)>,
+    /// Trap actions set so far (walked again when a variable they read changes).
+    pub traps: Vec<String>,
+    /// A trap action is being walked again.
+    pub in_trap: bool,
+    /// Loop bodies and trap actions walked again so far (see [`crate::limits::MAX_REWALKS`]).
+    pub rewalks: usize,
+    /// For a compound command that is a later stage of a pipeline (`… | while read f; do
+    /// …`), the record of the stage feeding it.
+    pub compound_input: Option<usize>,
+    /// Files written earlier in the command with secret material in them (`cp ~/.aws/credentials
+    /// /tmp/c`, `tar czf k.tgz ~/.ssh`, `cat .env > x`): reading one reads the secret.
+    pub secret_files: Vec<PathBuf>,
 }
 
 impl<'c> Walker<'c> {
@@ -169,6 +201,14 @@ impl<'c> Walker<'c> {
             cd: None,
             exhausted: false,
             last_pipe: None,
+            secret_read: false,
+            value_secret: false,
+            renamed: Vec::new(),
+            traps: Vec::new(),
+            in_trap: false,
+            rewalks: 0,
+            compound_input: None,
+            secret_files: Vec::new(),
         }
     }
 
@@ -286,7 +326,10 @@ impl<'c> Walker<'c> {
             // Every stage of a multi-stage pipeline runs in a subshell.
             let snapshot = multi.then(|| (self.vars.clone(), self.cwd.clone()));
             let before = self.recs.len();
+            let feeding = self.pipe.1.last().copied().flatten();
+            let saved_input = std::mem::replace(&mut self.compound_input, feeding);
             let main = self.walk_command(cmd);
+            self.compound_input = saved_input;
             let stage_rec =
                 main.or_else(|| (self.recs.len() > before).then(|| self.recs.len() - 1));
             let single = matches!(cmd, ast::Command::Simple(_));
@@ -396,13 +439,30 @@ impl<'c> Walker<'c> {
                         values.extend(self.expand_word(&w.value));
                     }
                 }
-                let val = match values.as_slice() {
-                    [one] if !one.dynamic => crate::words::Val::Scalar(one.text.clone()),
-                    _ => crate::words::Val::Unknown,
-                };
-                self.vars.map.insert(f.variable_name.clone(), val);
                 self.cond += 1;
-                self.walk_list(&f.body.list);
+                // A few static values: the body once per value; otherwise once, with the
+                // variable unknown.
+                if !values.is_empty()
+                    && values.len() <= MAX_LOOP_VALUES
+                    && values.iter().all(|v| !v.dynamic)
+                    && self.rewalks + values.len() <= self.limits.max_rewalks
+                {
+                    self.rewalks += values.len();
+                    for v in &values {
+                        self.vars.map.insert(
+                            f.variable_name.clone(),
+                            crate::words::Val::Scalar(v.text.clone()),
+                        );
+                        self.rewalk_traps(&f.variable_name);
+                        self.walk_list(&f.body.list);
+                    }
+                } else {
+                    self.vars
+                        .map
+                        .insert(f.variable_name.clone(), crate::words::Val::Unknown);
+                    self.rewalk_traps(&f.variable_name);
+                    self.walk_list(&f.body.list);
+                }
                 self.cond -= 1;
             }
             ast::CompoundCommand::CaseClause(c) => {

@@ -20,6 +20,10 @@ pub(crate) struct Field {
     pub procsub: Option<usize>,
     /// Comes from the output of a download (`$(curl …)`).
     pub net: bool,
+    /// Carries secret material: the output of a command that read a credentials file or
+    /// printed credentials (`$(cat ~/.ssh/id_rsa)`, `$(gh auth token)`), or a variable
+    /// assigned from one.
+    pub secret: bool,
 }
 
 impl Field {
@@ -52,10 +56,17 @@ pub(crate) struct Vars {
     pub positional: Option<Vec<String>>,
     /// `$0` when known.
     pub arg0: Option<String>,
+    /// Variables whose value carries secret material (see [`Field::secret`]).
+    pub secret: std::collections::HashSet<String>,
     /// Set once the script did something that can assign variables the analysis cannot name
     /// (a nameref, `declare "$n=v"`, `source FILE`, a trap action): from then on every
     /// variable is unknown, so no earlier value is trusted.
     pub poisoned: bool,
+    /// Set once a script the analysis could not read ran in this shell (`source ./x.sh`)
+    /// or a trap action that assigns variables was set: every variable is unknown from
+    /// then on, and reading one makes the call opaque (why is kept here). Unlike
+    /// [`Vars::poisoned`] nothing is opaque until a variable is read.
+    pub untrusted: Option<String>,
 }
 
 /// What every variable reads as once [`Vars::poisoned`] is set.
@@ -64,7 +75,7 @@ static UNKNOWN: Val = Val::Unknown;
 impl Vars {
     /// Looks a variable up; `IFS` defaults to space, tab, newline.
     pub fn get(&self, name: &str) -> Option<&Val> {
-        if self.poisoned {
+        if self.poisoned || self.untrusted.is_some() {
             return Some(&UNKNOWN);
         }
         self.map.get(name)

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
             }
         };
     let gate = match Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
         .workspace(&workspace)
         .registry(registry)
         .build()

@@ -26,7 +26,14 @@
 //! let registry = register_file_tools(Registry::builder(), &FileToolsConfig::default())
 //!     .build()
 //!     .unwrap();
-//! let gate = Gate::builder().workspace(dir.path()).registry(registry).build().unwrap();
+//! // Every call allowed, for the example; real gates get the permission engine
+//! // (`toolgate-setup`).
+//! let gate = Gate::builder()
+//!     .workspace(dir.path())
+//!     .registry(registry)
+//!     .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
+//!     .build()
+//!     .unwrap();
 //!
 //! let read = gate.execute(ToolCall::new("1", "Read", json!({"file_path": "hello.txt"}))).await;
 //! assert_eq!(read.output().unwrap().joined_text(), "     1\thello\n     2\tworld\n");
@@ -79,6 +86,7 @@ pub use grep::{GrepInput, GrepTool};
 pub use ledger::{Fingerprint, ReadRecord, read_record};
 pub use multi_edit::{MultiEditInput, MultiEditTool};
 pub use notebook::{CellType, EditMode, NotebookEditInput, NotebookEditTool};
+pub use pdf::{PdfError, PdfPages, PdfText, pdf_text};
 pub use read::{ReadInput, ReadTool};
 pub use replace::EditOp;
 pub use search::OutputMode;

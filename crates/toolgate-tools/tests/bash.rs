@@ -208,6 +208,7 @@ async fn cd_persists_inside_the_roots_and_resets_outside() {
         .build()
         .unwrap();
     let g = Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
         .workspace(dir.path())
         .add_dir(extra.path())
         .registry(registry)
@@ -462,6 +463,7 @@ async fn a_sandbox_room_builds_the_command() {
         .build()
         .unwrap();
     let g = Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
         .workspace(dir.path())
         .registry(registry)
         .sandbox(Arc::new(FakeSandbox))

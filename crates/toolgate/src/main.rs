@@ -33,8 +33,18 @@ fn main() -> ExitCode {
     if let Some(code) = cmd::sandbox::fast_run() {
         return code;
     }
+    // Before any thread or child exists: what an embedder handed us (`--prompt-fds`, or
+    // anything else) stays ours, and our children cannot reach our descriptors through
+    // /proc. `sandbox run` above is a plain command runner and passes descriptors on like
+    // `env` does. See toolgate_core::child.
+    let sealed = toolgate_core::child::seal_inherited_descriptors();
+    let hidden = toolgate_core::child::hide_from_children();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if is_hook_call(&e) => {
+            let args: Vec<String> = std::env::args().collect();
+            return cmd::hook::refuse_bad_arguments(&args, &e.to_string());
+        }
         Err(e) => {
             let code = match e.kind() {
                 clap::error::ErrorKind::DisplayHelp
@@ -48,7 +58,31 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
+    if let Err(e) = sealed {
+        tracing::warn!(error = %e, "inherited descriptors could not be marked close-on-exec");
+    }
+    if let Err(e) = hidden {
+        tracing::warn!(error = %e, "could not make the process non-dumpable");
+    }
     cmd::run(cli)
+}
+
+/// Whether a command-line error is in the arguments of `toolgate hook` itself (not `hook
+/// install`, not `--help`): Claude Code reads any exit but 2 as "no opinion", so those must
+/// refuse the call instead of exiting 64.
+fn is_hook_call(e: &clap::Error) -> bool {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut words = args.iter().filter(|a| !a.starts_with('-'));
+    !informational
+        && words.next().is_some_and(|w| w == "hook")
+        && words.next().is_none_or(|w| w != "install")
 }
 
 fn init_logging(verbose: u8) {

@@ -301,11 +301,12 @@ fn project_hooks_wait_for_trust_and_command_line_hooks_run() {
     );
 }
 
-/// A JSON-lines prompt UI: answers every request with `decision`, after saving the request
-/// line to `seen` (so the test can check what the UI was shown).
+/// A JSON-lines prompt UI: answers every request with `decision` (echoing its id and
+/// nonce), after saving the request line to `seen` (so the test can check what the UI was
+/// shown).
 fn prompt_ui(decision: &str, seen: &std::path::Path) -> String {
     format!(
-        "python3 -c 'import sys, json\nfor line in sys.stdin:\n    open(\"{}\", \"a\").write(line)\n    r = json.loads(line)\n    print(json.dumps({{\"id\": r[\"id\"], \"decision\": \"{decision}\", \"message\": \"not now\"}}), flush=True)\n'",
+        "python3 -c 'import sys, json\nfor line in sys.stdin:\n    open(\"{}\", \"a\").write(line)\n    r = json.loads(line)\n    print(json.dumps({{\"id\": r[\"id\"], \"nonce\": r[\"nonce\"], \"decision\": \"{decision}\", \"message\": \"not now\"}}), flush=True)\n'",
         seen.display()
     )
 }

@@ -1,52 +1,63 @@
 //! The JSON-lines prompter, for embedding UIs: one request line out, one answer line in,
-//! over a pair of file descriptors, a spawned command's stdin/stdout, or any async stream.
+//! over a spawned command's stdin/stdout (a socket pair), two inherited file descriptors,
+//! or any async stream.
 //!
 //! Request (one line):
 //!
 //! ```json
-//! {"type":"permission_request","id":"1","tool":"Bash","input":{"command":"npm test"},
-//!  "mode":"default","reason":"no allow rule covers …","layer":"default","rule":null,
-//!  "source":null,"suggestions":["Bash(npm test)"],"persist":true,"suggestions_unavailable":null}
+//! {"type":"permission_request","id":"1","nonce":"9f0c…(32 hex digits)","tool":"Bash",
+//!  "input":{"command":"npm test"},"mode":"default","reason":"no allow rule covers …",
+//!  "layer":"default","rule":null,"source":null,"suggestions":["Bash(npm test)"],
+//!  "persist":true,"suggestions_unavailable":null}
 //! ```
 //!
-//! Answer (one line): `{"id":"1","decision":"allow"|"allow_always"|"deny","message":"…"}`.
-//! Lines with another id are skipped; a malformed answer, end of stream or a timeout is a
-//! refusal (fail closed).
+//! Answer (one line): `{"id":"1","nonce":"9f0c…","decision":"allow"|"allow_always"|"deny",
+//! "message":"…"}`.
+//!
+//! The channel is a security boundary (docs/permissions.md): a process that can write into
+//! it must not be able to approve anything. So each request carries a fresh 128-bit
+//! `nonce` from the OS, and the only line that can answer it is the first one read after
+//! the request was written, echoing both its `id` and its `nonce`. Anything else is a
+//! protocol error that refuses the call: an answer for another or an unknown id, a wrong
+//! or missing nonce, a malformed or oversize line, end of stream, a timeout. Lines that
+//! arrive while nothing is asked are discarded before the next request is written (they
+//! could only be stale or forged), and a late answer to a request given up on (it carries
+//! that request's id and nonce) is skipped, so one slow answer does not refuse the next
+//! call too. Nothing is queued for later.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::FutureExt;
 use serde::Deserialize;
 use serde_json::json;
-use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
-};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 use toolgate_protocol::Verdict;
 
+use super::channel::{self, ABANDONED_KEPT, Io, Shared};
 use super::{Answer, Offer, PolicyPrompter, resolve};
 use crate::engine::{Engine, PolicyRequest};
 
 /// How long an embedding UI has to answer before the call is refused.
 pub const DEFAULT_PROMPT_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Request ids, unique within the process.
+/// Request ids, unique within the process (for people reading logs; the nonce is what
+/// authenticates an answer).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Longest answer line accepted; more is a refusal.
 const MAX_LINE_BYTES: usize = 64 * 1024;
 
-struct Io {
-    reader: Box<dyn AsyncBufRead + Unpin + Send>,
-    writer: Box<dyn AsyncWrite + Unpin + Send>,
-}
+/// Bytes of OS randomness in a request's nonce: 128 bits, beyond guessing.
+const NONCE_BYTES: usize = 16;
 
 /// Asks over JSON lines.
 pub struct JsonLinesPrompter {
     engine: Arc<Engine>,
-    io: Mutex<Io>,
+    io: Shared,
     timeout: Duration,
     _child: Option<tokio::process::Child>,
 }
@@ -62,9 +73,17 @@ impl std::fmt::Debug for JsonLinesPrompter {
 #[derive(Deserialize)]
 struct Reply {
     id: String,
+    #[serde(default)]
+    nonce: Option<String>,
     decision: String,
     #[serde(default)]
     message: Option<String>,
+}
+
+/// One request in flight: what its answer must echo.
+struct Asked<'a> {
+    id: &'a str,
+    nonce: &'a str,
 }
 
 impl JsonLinesPrompter {
@@ -74,42 +93,31 @@ impl JsonLinesPrompter {
         reader: impl AsyncBufRead + Unpin + Send + 'static,
         writer: impl AsyncWrite + Unpin + Send + 'static,
     ) -> Self {
+        Self::over(engine, Arc::new(Mutex::new(Io::new(reader, writer))), None)
+    }
+
+    fn over(engine: Arc<Engine>, io: Shared, child: Option<tokio::process::Child>) -> Self {
         Self {
             engine,
-            io: Mutex::new(Io {
-                reader: Box::new(reader),
-                writer: Box::new(writer),
-            }),
+            io,
             timeout: DEFAULT_PROMPT_TIMEOUT,
-            _child: None,
+            _child: child,
         }
     }
 
     /// Over two inherited file descriptors (requests written to `out_fd`, answers read
-    /// from `in_fd`), opened through `/dev/fd`.
+    /// from `in_fd`): pipes or sockets. They are taken once per process — marked
+    /// close-on-exec, so no child inherits them — and shared by every prompter over the
+    /// same pair. Must be called within a tokio runtime.
     pub async fn from_fds(engine: Arc<Engine>, in_fd: u32, out_fd: u32) -> std::io::Result<Self> {
-        let r = tokio::fs::File::open(format!("/dev/fd/{in_fd}")).await?;
-        let w = tokio::fs::OpenOptions::new()
-            .write(true)
-            .open(format!("/dev/fd/{out_fd}"))
-            .await?;
-        Ok(Self::new(engine, BufReader::new(r), w))
+        Ok(Self::over(engine, channel::fds(in_fd, out_fd)?, None))
     }
 
-    /// Spawns `program args…` and talks to its stdin and stdout (killed when dropped).
+    /// Spawns `program args…` and talks to its stdin and stdout, one socket pair (killed
+    /// when dropped).
     pub fn spawn(engine: Arc<Engine>, program: &str, args: &[String]) -> std::io::Result<Self> {
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let missing = || std::io::Error::other("the prompt command has no stdin/stdout pipe");
-        let w = child.stdin.take().ok_or_else(missing)?;
-        let r = child.stdout.take().ok_or_else(missing)?;
-        let mut p = Self::new(engine, BufReader::new(r), w);
-        p._child = Some(child);
-        Ok(p)
+        let (child, io) = channel::spawn(program, args)?;
+        Ok(Self::over(engine, Arc::new(Mutex::new(io)), Some(child)))
     }
 
     /// Sets the answer timeout.
@@ -118,37 +126,105 @@ impl JsonLinesPrompter {
         self
     }
 
-    async fn exchange(&self, line: String, id: &str) -> Answer {
-        let mut io = self.io.lock().await;
+    /// Writes the request and reads its answer: the UI's answer, or why there is none (a
+    /// protocol error). Runs under the channel's lock; cancelled by the answer timeout.
+    async fn exchange(io: &mut Io, line: &str, asked: &Asked<'_>) -> Result<Answer, String> {
+        discard_stray_lines(io)?;
         if io.writer.write_all(line.as_bytes()).await.is_err() || io.writer.flush().await.is_err() {
-            return Answer::Deny(None);
+            return Err("the prompt UI's channel is closed".into());
         }
         loop {
-            let mut buf = String::new();
-            match (&mut io.reader)
-                .take(MAX_LINE_BYTES as u64)
-                .read_line(&mut buf)
-                .await
-            {
-                Ok(0) | Err(_) => return Answer::Deny(None),
-                Ok(_) => {}
-            }
-            if !buf.ends_with('\n') && buf.len() >= MAX_LINE_BYTES {
-                return Answer::Deny(Some("the UI's answer was too long".into()));
-            }
-            let Ok(reply) = serde_json::from_str::<Reply>(buf.trim()) else {
-                return Answer::Deny(Some("the UI's answer was not understood".into()));
+            let line = read_line(io).await?;
+            let Ok(reply) = serde_json::from_slice::<Reply>(line.trim_ascii()) else {
+                return Err("the prompt UI's answer was not understood".into());
             };
-            if reply.id != id {
+            let nonce = reply.nonce.as_deref().unwrap_or_default();
+            if reply.id == asked.id && nonce == asked.nonce {
+                return Ok(match reply.decision.as_str() {
+                    "allow" => Answer::AllowOnce,
+                    "allow_always" => Answer::AllowAlways,
+                    _ => Answer::Deny(reply.message),
+                });
+            }
+            if is_late(io, &reply.id, nonce) {
+                tracing::debug!(id = reply.id, "late answer to an abandoned prompt skipped");
                 continue;
             }
-            return match reply.decision.as_str() {
-                "allow" => Answer::AllowOnce,
-                "allow_always" => Answer::AllowAlways,
-                _ => Answer::Deny(reply.message),
-            };
+            tracing::warn!(
+                id = reply.id,
+                "prompt channel: an answer that is not for the pending request; refusing it"
+            );
+            return Err(format!(
+                "refused: the prompt channel carried an answer that does not match request {} \
+                 (wrong id or nonce: stale, or written by someone other than the prompt UI)",
+                asked.id
+            ));
         }
     }
+}
+
+/// A late answer to a request this channel gave up on: its exact id and nonce.
+fn is_late(io: &Io, id: &str, nonce: &str) -> bool {
+    !nonce.is_empty() && io.abandoned.iter().any(|(i, n)| i == id && n == nonce)
+}
+
+/// Reads complete lines that are already waiting, without waiting for more, and drops them:
+/// nothing was asked, so they are stale or forged. Late answers to abandoned requests are
+/// expected here and dropped quietly.
+fn discard_stray_lines(io: &mut Io) -> Result<(), String> {
+    loop {
+        let limit = line_budget(io)?;
+        let Io {
+            reader, pending, ..
+        } = io;
+        match reader.take(limit).read_until(b'\n', pending).now_or_never() {
+            None => return Ok(()),
+            Some(Err(_)) => return Err("the prompt UI's channel failed".into()),
+            // End of stream: the next read reports it.
+            Some(Ok(0)) => return Ok(()),
+            Some(Ok(_)) if io.pending.ends_with(b"\n") => {
+                let line = std::mem::take(&mut io.pending);
+                let late = serde_json::from_slice::<Reply>(line.trim_ascii())
+                    .is_ok_and(|r| is_late(io, &r.id, r.nonce.as_deref().unwrap_or_default()));
+                if !late {
+                    tracing::warn!("prompt channel: discarded a line that arrived unasked");
+                }
+            }
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+/// How many more bytes the line being read may take.
+fn line_budget(io: &mut Io) -> Result<u64, String> {
+    if io.pending.len() >= MAX_LINE_BYTES {
+        io.pending.clear();
+        return Err("the prompt UI's answer was too long".into());
+    }
+    Ok((MAX_LINE_BYTES - io.pending.len()) as u64)
+}
+
+/// The next complete line (cancel-safe: a partial line stays in `pending`).
+async fn read_line(io: &mut Io) -> Result<Vec<u8>, String> {
+    loop {
+        let limit = line_budget(io)?;
+        let Io {
+            reader, pending, ..
+        } = io;
+        match reader.take(limit).read_until(b'\n', pending).await {
+            Err(_) => return Err("the prompt UI's channel failed".into()),
+            Ok(0) => return Err("the prompt UI closed its channel without answering".into()),
+            Ok(_) if io.pending.ends_with(b"\n") => return Ok(std::mem::take(&mut io.pending)),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// A fresh nonce: 128 bits from the OS, as hex.
+fn nonce() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; NONCE_BYTES];
+    getrandom::fill(&mut bytes)?;
+    Ok(hex::encode(bytes))
 }
 
 #[async_trait]
@@ -158,9 +234,17 @@ impl PolicyPrompter for JsonLinesPrompter {
         // Process-wide, so a UI serving several sessions (one `serve --http` process) never
         // sees two requests with the same id.
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed).to_string();
+        let nonce = match nonce() {
+            Ok(n) => n,
+            Err(e) => {
+                let why = format!("no randomness for the prompt's nonce: {e}");
+                return resolve(&self.engine, &offer, Answer::Deny(Some(why)), verdict);
+            }
+        };
         let msg = json!({
             "type": "permission_request",
             "id": id,
+            "nonce": nonce,
             "tool": req.tool,
             "input": req.input,
             "mode": req.mode,
@@ -174,13 +258,33 @@ impl PolicyPrompter for JsonLinesPrompter {
         });
         let mut line = msg.to_string();
         line.push('\n');
-        let answer = match tokio::time::timeout(self.timeout, self.exchange(line, &id)).await {
-            Ok(a) => a,
-            Err(_) => Answer::Deny(Some(format!(
-                "no answer within {} s",
-                self.timeout.as_secs()
-            ))),
+        let asked = Asked {
+            id: &id,
+            nonce: &nonce,
         };
+        let mut io = self.io.lock().await;
+        let exchanged = match tokio::time::timeout(
+            self.timeout,
+            Self::exchange(&mut io, &line, &asked),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(format!("no answer within {} s", self.timeout.as_secs())),
+        };
+        let answer = match exchanged {
+            Ok(answer) => answer,
+            Err(why) => {
+                // Given up on without the UI's answer: whatever answer the UI still sends
+                // for it is late, not forged.
+                if io.abandoned.len() >= ABANDONED_KEPT {
+                    io.abandoned.remove(0);
+                }
+                io.abandoned.push((id, nonce));
+                Answer::Deny(Some(why))
+            }
+        };
+        drop(io);
         let answer = match answer {
             Answer::AllowAlways if offer.rules.is_err() => Answer::AllowOnce,
             a => a,
@@ -248,31 +352,11 @@ impl LazyJsonLinesPrompter {
     }
 }
 
-/// One lock per descriptor pair. Every session of a process (each `serve --http` session
-/// has its own prompter) opens the same pair; with one exchange at a time on it, an answer
-/// can only be read by the prompter that asked.
-fn pair_lock(input: u32, output: u32) -> Arc<Mutex<()>> {
-    type Locks = std::sync::Mutex<std::collections::HashMap<(u32, u32), Arc<Mutex<()>>>>;
-    static LOCKS: std::sync::OnceLock<Locks> = std::sync::OnceLock::new();
-    let mut map = LOCKS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    Arc::clone(map.entry((input, output)).or_default())
-}
-
 #[async_trait]
 impl PolicyPrompter for LazyJsonLinesPrompter {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
         match self.prompter.get_or_init(|| self.connect()).await {
-            Ok(p) => match &self.source {
-                JsonLinesSource::Fds { input, output } => {
-                    let lock = pair_lock(*input, *output);
-                    let _turn = lock.lock().await;
-                    p.ask(req, verdict).await
-                }
-                JsonLinesSource::Command(_) => p.ask(req, verdict).await,
-            },
+            Ok(p) => p.ask(req, verdict).await,
             Err(why) => {
                 let mut v = Verdict::new(
                     toolgate_protocol::Decision::Deny,

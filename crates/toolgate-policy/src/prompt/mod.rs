@@ -6,6 +6,7 @@
 //! [`crate::Engine::suggest`] proposes — exact, one per subcommand, never broader than what
 //! was approved — to `.toolgate/settings.local.json` (file edits: this session only).
 
+mod channel;
 mod jsonl;
 mod terminal;
 
@@ -31,6 +32,13 @@ pub trait PolicyPrompter: Send + Sync {
     /// waiting and does not run. Wrappers ([`crate::AutoReviewer`]) pass it through as they
     /// pass any answer.
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict;
+}
+
+#[async_trait]
+impl<P: PolicyPrompter + ?Sized> PolicyPrompter for Arc<P> {
+    async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
+        (**self).ask(req, verdict).await
+    }
 }
 
 /// Denies every ask: the right answer with nobody to ask (CI, pipes, `dontAsk`).

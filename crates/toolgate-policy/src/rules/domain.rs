@@ -1,89 +1,13 @@
 //! `WebFetch(domain:…)` specifiers and host extraction from URLs.
 //!
-//! Hosts compare case-insensitively with a trailing `.` ignored. `*.example.com` matches
-//! subdomains at any depth but not the apex; any other `*` stays inside one label
-//! (`example.*` does not match `example.evil.com`); `domain:*` matches every host.
+//! The pattern itself is [`toolgate_protocol::net::DomainPattern`], the one matcher shared
+//! with the sandbox proxy's domain lists and WebFetch: hosts compare case-insensitively with a
+//! trailing `.` ignored; `*.example.com` matches subdomains at any depth but not the apex; any
+//! other `*` stays inside one label (`example.*` does not match `example.evil.com`);
+//! `domain:*` matches every host.
 
-/// A compiled domain pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum DomainPattern {
-    /// Every host.
-    Any,
-    /// `*.suffix`: strict subdomains of `suffix`, any depth.
-    Subdomains(String),
-    /// Label-wise pattern; a label may contain `*` (within the label).
-    Labels(Vec<String>),
-}
-
-impl DomainPattern {
-    /// Compiles the text after `domain:`.
-    pub fn new(raw: &str) -> Result<Self, String> {
-        let host = normalize_host(raw.trim());
-        if host.is_empty() {
-            return Err("an empty domain; write domain:example.com or domain:*.example.com".into());
-        }
-        if host == "*" {
-            return Ok(DomainPattern::Any);
-        }
-        if host.contains(['/', ':', '@', ' ']) {
-            return Err(format!(
-                "`{host}` is not a host name; write only the host, e.g. domain:example.com"
-            ));
-        }
-        if let Some(suffix) = host.strip_prefix("*.")
-            && !suffix.contains('*')
-        {
-            return Ok(DomainPattern::Subdomains(suffix.to_owned()));
-        }
-        Ok(DomainPattern::Labels(
-            host.split('.').map(str::to_owned).collect(),
-        ))
-    }
-
-    /// Whether `host` (already normalised) matches.
-    pub fn matches(&self, host: &str) -> bool {
-        match self {
-            DomainPattern::Any => true,
-            DomainPattern::Subdomains(suffix) => host
-                .strip_suffix(suffix.as_str())
-                .is_some_and(|head| head.ends_with('.') && head.len() > 1),
-            DomainPattern::Labels(labels) => {
-                let parts: Vec<&str> = host.split('.').collect();
-                parts.len() == labels.len()
-                    && labels.iter().zip(parts).all(|(l, p)| label_matches(l, p))
-            }
-        }
-    }
-}
-
-fn label_matches(pattern: &str, label: &str) -> bool {
-    if !pattern.contains('*') {
-        return pattern == label;
-    }
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let mut rest = label;
-    for (i, piece) in pieces.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(piece) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == pieces.len() - 1 {
-            return rest.len() >= piece.len() && rest.ends_with(piece);
-        } else {
-            match rest.find(piece) {
-                Some(at) => rest = &rest[at + piece.len()..],
-                None => return false,
-            }
-        }
-    }
-    rest.is_empty()
-}
-
-/// Lower-cases and drops a trailing dot.
-pub(crate) fn normalize_host(h: &str) -> String {
-    h.trim_end_matches('.').to_ascii_lowercase()
-}
+pub(crate) use toolgate_protocol::net::DomainPattern;
+use toolgate_protocol::net::normalize_host;
 
 /// The host of a URL (or a bare `host[:port][/path]`), normalised — parsed by the same
 /// WHATWG parser the fetcher uses (`reqwest::Url`), so the host a rule is matched against is
@@ -121,22 +45,17 @@ pub fn url_host(url: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn m(p: &str, h: &str) -> bool {
-        DomainPattern::new(p).unwrap().matches(&normalize_host(h))
-    }
-
     #[test]
-    fn domain_rules() {
-        assert!(m("example.com", "EXAMPLE.com."));
-        assert!(!m("example.com", "www.example.com"));
-        assert!(m("*.example.com", "a.b.example.com"));
-        assert!(!m("*.example.com", "example.com"));
-        assert!(!m("*.example.com", "badexample.com"));
-        assert!(m("example.*", "example.org"));
-        assert!(!m("example.*", "example.evil.com"));
-        assert!(m("api-*.example.com", "api-v2.example.com"));
-        assert!(!m("api-*.example.com", "api.v2.example.com"));
-        assert!(m("*", "anything.at.all"));
-        assert!(DomainPattern::new("https://x.com/").is_err());
+    fn rules_and_urls_read_hosts_alike() {
+        // A rule pattern matches the host url_host reads, whatever the URL's spelling.
+        let p = DomainPattern::parse("*.example.com").unwrap_or_else(|e| panic!("{e}"));
+        for url in [
+            "https://A.Example.COM./x",
+            "https://user@a.example.com:8443/",
+        ] {
+            assert!(url_host(url).is_some_and(|h| p.matches(&h)), "{url}");
+        }
+        let ip = DomainPattern::parse("127.0.0.1").unwrap_or_else(|e| panic!("{e}"));
+        assert!(url_host("http://0x7f.1/").is_some_and(|h| ip.matches(&h)));
     }
 }

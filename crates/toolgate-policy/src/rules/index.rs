@@ -12,8 +12,9 @@ use toolgate_protocol::{Access, Beneath};
 
 use super::subcommand::{FIND_ACTIONS, NEVER_PREFIX_ALLOWED, Subcommand};
 use super::{PathFamily, Rule, RuleKind, Spec, ToolPat};
-use crate::readonly::is_read_only;
 use crate::view::{Family, PathEntry, View};
+
+mod room;
 
 /// Path globs of one list and family. Globs with a literal directory prefix
 /// (`/work/src/**/*.rs`) sit under that prefix and are tried only for paths beneath it;
@@ -58,6 +59,11 @@ impl PathIndex {
 
     fn is_empty(&self) -> bool {
         self.rest_owners.is_empty() && self.by_prefix.is_empty()
+    }
+
+    /// The literal directory prefixes of the globs that have one.
+    fn prefixes(&self) -> impl Iterator<Item = &str> {
+        self.by_prefix.keys().map(String::as_str)
     }
 
     /// Whether some glob could match a path strictly beneath `dir`: one without a literal
@@ -242,7 +248,7 @@ impl RuleSet {
                         // A link's target outside the directory is not known to be inside
                         // the roots.
                         inside: inside && covered.starts_with(&dir),
-                        protected: crate::floor::is_protected(covered),
+                        protected: view.anchors.protected(covered),
                         beneath: Beneath::Nothing,
                         beneath_only: Vec::new(),
                         below: Some(dir.clone()),
@@ -527,7 +533,7 @@ pub(crate) fn allow_cover<'r>(
     }
     if view.family == Family::Bash {
         for (si, sub) in view.subs.iter().enumerate() {
-            if sub.allow_blocked.is_none() && is_read_only(&sub.allow_argv) {
+            if sub.allow_blocked.is_none() && sub.read_only {
                 cover.read_only.push(si);
                 continue;
             }
@@ -577,6 +583,29 @@ pub(crate) fn allow_cover<'r>(
         }
     }
     cover
+}
+
+/// The Bash allow rules of `set` that match each subcommand of `view`, when every one is
+/// matched (read-only commands are not exempt, and a subcommand no allow rule may apply to
+/// fails the whole): what `sandbox.excludedCommands` patterns need, with the allow rules'
+/// own semantics.
+pub(crate) fn bash_cover<'r>(set: &'r RuleSet, view: &View) -> Option<Vec<&'r Rule>> {
+    if view.family != Family::Bash || view.subs.is_empty() {
+        return None;
+    }
+    let mut used = Vec::new();
+    for sub in &view.subs {
+        if sub.allow_blocked.is_some() {
+            return None;
+        }
+        let rule = set.rules.iter().find(|r| {
+            r.kind == RuleKind::Allow
+                && matches!(r.tool, ToolPat::Name(ref n) if n == "Bash")
+                && bash_allow(r, sub)
+        })?;
+        push_used(&mut used, rule);
+    }
+    Some(used)
 }
 
 fn push_used<'r>(used: &mut Vec<&'r Rule>, r: &'r Rule) {

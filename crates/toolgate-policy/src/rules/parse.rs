@@ -395,7 +395,9 @@ fn parse_spec(
             }));
         }
         if domain {
-            return Ok(Some(Spec::Domain(DomainPattern::new(value)?)));
+            return Ok(Some(Spec::Domain(
+                DomainPattern::parse(value).map_err(|e| e.to_string())?,
+            )));
         }
     }
     match tool {

@@ -76,6 +76,9 @@ pub(crate) struct Subcommand {
     /// The allow form still starts with an assignment of a variable not known to be safe,
     /// or a privilege wrapper: no allow rule applies.
     pub allow_blocked: Option<String>,
+    /// The shell analyzer found the command read-only (its own program table and options);
+    /// `false` for a fallback split, which no analyzer has judged.
+    pub read_only: bool,
 }
 
 impl Subcommand {
@@ -96,6 +99,7 @@ impl Subcommand {
             argv,
             deny_forms,
             allow_blocked,
+            read_only: false,
         }
     }
 
@@ -105,6 +109,17 @@ impl Subcommand {
     /// `xargs -0 rm` or `LD_PRELOAD=… make` are never approved by `Bash(rm *)`/`Bash(make *)`.
     pub fn from_fact(fact: &CommandFact) -> Self {
         let mut sub = Self::from_argv(fact.argv.clone());
+        sub.read_only = fact.read_only;
+        // The analyzer's normalised form (`git -C . push` → `git push`): a deny or ask rule
+        // written for the plain command must not be escaped by a global option or an alias.
+        if let Some(norm) = fact.normalized.as_ref().filter(|n| !n.is_empty()) {
+            let form = Self::from_argv(norm.clone());
+            for f in form.deny_forms {
+                if !sub.deny_forms.contains(&f) {
+                    sub.deny_forms.push(f);
+                }
+            }
+        }
         if sub.allow_blocked.is_none() {
             if let Some(w) = fact
                 .wrappers

@@ -161,11 +161,33 @@ pub(crate) struct RawSettings {
     pub allow_managed_hooks_only: Option<bool>,
     #[serde(default)]
     pub toolgate: Option<ToolgateSettings>,
+    /// Claude Code's `env`: variables for the commands toolgate runs.
+    #[serde(default)]
+    pub env: serde_json::Map<String, Value>,
+    /// Top-level keys toolgate does not know (filled after parsing).
+    #[serde(skip)]
+    pub unknown_keys: Vec<String>,
+    /// WebFetch's settings; the web crate reads them.
+    #[serde(default)]
+    pub web_fetch: Option<serde_json::Map<String, Value>>,
+    /// WebSearch's backend; the web crate reads it.
+    #[serde(default)]
+    pub web_search: Option<serde_json::Map<String, Value>>,
 }
 
 /// Parses settings text; errors carry the file name, line and column.
 pub(crate) fn parse_text(label: &Path, text: &str) -> Result<RawSettings, PolicyError> {
-    serde_json::from_str::<RawSettings>(text).map_err(|e| PolicyError::json(label, &e))
+    let mut raw =
+        serde_json::from_str::<RawSettings>(text).map_err(|e| PolicyError::json(label, &e))?;
+    // The keys alone, to name the ones toolgate does not know (a typo such as
+    // `permisions` would otherwise drop every rule in the file without a word).
+    if let Ok(keys) = serde_json::from_str::<BTreeMap<String, serde::de::IgnoredAny>>(text) {
+        raw.unknown_keys = keys
+            .into_keys()
+            .filter(|k| !super::keys::is_known_top_level(k))
+            .collect();
+    }
+    Ok(raw)
 }
 
 /// Reads a file if it exists. A missing file is `None`; anything else unreadable is an error.

@@ -1,12 +1,13 @@
 //! Merging layers: lists merge across every source, scalars take the highest source that
-//! sets them, and a project's allow rules, directories, hooks, mode, profiles and classifier
-//! wait for workspace trust (its deny and ask rules apply at once).
+//! sets them, and what an untrusted project file could widen waits for workspace trust while
+//! what it only narrows applies at once — key by key, as [`super::keys::KEYS`] says.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use toolgate_protocol::PermissionMode;
 
+use super::keys::{self, Effect};
 use super::load::{CliSettings, FloorAction, Layer};
 use super::{RuleEntry, Settings, SourceInfo, SourceKind, Sourced};
 use crate::error::PolicyError;
@@ -74,6 +75,10 @@ pub(crate) fn merge(
         })
         .map(|l| l.info.label.clone());
     let mut sandbox = serde_json::Map::new();
+    // Untrusted projects' sandbox sections, applied after every trusted source so that
+    // "narrower than what applies without it" compares with the whole of the rest.
+    let mut gated_sandboxes: Vec<(String, serde_json::Map<String, Value>)> = Vec::new();
+    let mut web_fetch = serde_json::Map::new();
     for (idx, layer) in layers.into_iter().enumerate() {
         let Layer { info, raw } = layer;
         let kind = info.kind;
@@ -130,11 +135,15 @@ pub(crate) fn merge(
                 mode,
                 PermissionMode::Auto | PermissionMode::BypassPermissions
             );
+            let narrows = matches!(
+                keys::lookup("permissions.defaultMode").map(|k| k.effect),
+                Some(Effect::Scale(scale, default)) if keys::at_least_as_narrow(scale, mode.as_str(), default)
+            );
             let note = if kind.is_project() && raising {
                 Some(format!(
                     "ignored: a project file cannot set {mode}; pass --mode {mode} yourself"
                 ))
-            } else if gated {
+            } else if gated && !narrows {
                 Some(UNTRUSTED_NOTE.to_owned())
             } else {
                 None
@@ -204,8 +213,55 @@ pub(crate) fn merge(
             s.managed_hooks_only = true;
         }
         if let Some(sb) = raw.sandbox {
-            merge_json(&mut sandbox, sb);
+            if gated {
+                gated_sandboxes.push((label.clone(), sb));
+            } else {
+                merge_json(&mut sandbox, sb);
+            }
         }
+        for (name, value) in raw.env {
+            let Value::String(value) = value else {
+                return Err(PolicyError::Invalid {
+                    origin: label.clone(),
+                    key: format!("env.{name}"),
+                    message: "expected a string".into(),
+                });
+            };
+            let note = gated.then(|| UNTRUSTED_NOTE.to_owned());
+            if let Some(n) = &note {
+                s.warnings.push(format!("{label}: env.{name} {n}"));
+            }
+            // The highest source in force wins; an inactive value only fills a gap.
+            let replace = s
+                .env
+                .get(&name)
+                .is_none_or(|held| !held.active && note.is_none());
+            if replace {
+                s.env.insert(
+                    name,
+                    Sourced {
+                        value,
+                        source: idx,
+                        active: note.is_none(),
+                        note,
+                    },
+                );
+            }
+        }
+        for unknown in raw.unknown_keys {
+            let hint = keys::nearest_top_level(&unknown)
+                .map(|k| format!("; did you mean `{k}`?"))
+                .unwrap_or_default();
+            s.warnings
+                .push(format!("{label}: unknown key `{unknown}` is ignored{hint}"));
+        }
+        merge_web(
+            &mut s,
+            &mut web_fetch,
+            (idx, &label, gated),
+            raw.web_fetch,
+            raw.web_search,
+        );
         if let Some(tg) = raw.toolgate {
             for (name, config) in tg.profiles {
                 if gated {
@@ -247,14 +303,21 @@ pub(crate) fn merge(
                     ));
                 }
             }
-            if let Some(salt) = tg.mask_salt
-                && s.mask_salt.is_none()
-            {
-                s.mask_salt = Some(salt);
+            if let Some(salt) = tg.mask_salt {
+                if gated {
+                    s.warnings
+                        .push(format!("{label}: toolgate.maskSalt {UNTRUSTED_NOTE}"));
+                } else if s.mask_salt.is_none() {
+                    s.mask_salt = Some(salt);
+                }
             }
         }
     }
+    for (label, sb) in gated_sandboxes {
+        merge_narrowing(&mut sandbox, sb, "sandbox", &label, &mut s.warnings);
+    }
     s.sandbox = Value::Object(sandbox);
+    s.web_fetch = Value::Object(web_fetch);
     if let Some(m) = &cli.mode {
         s.cli_mode =
             Some(
@@ -268,11 +331,94 @@ pub(crate) fn merge(
     }
     if !trusted && s.sources.iter().any(SourceInfo::needs_trust) {
         s.warnings.push(format!(
-            "the workspace {} is not trusted: its allow rules, additional directories, hooks, mode and profiles wait for `toolgate trust`; its deny and ask rules apply now",
+            "the workspace {} is not trusted: what its settings could widen (allow rules, additional directories, hooks, env, sandbox exceptions, profiles, …) waits for `toolgate trust`; what they only narrow applies now (see docs/permissions.md)",
             project.display()
         ));
     }
     Ok(s)
+}
+
+/// Merges an untrusted project's `from` (at `prefix`) into `into`, keeping only what narrows:
+/// [`Effect::Narrows`] keys merge as usual, a [`Effect::Scale`] value replaces the current
+/// one when it is at least as narrow, and everything else — widening keys, and keys toolgate
+/// does not know — waits for trust with a warning.
+fn merge_narrowing(
+    into: &mut serde_json::Map<String, Value>,
+    from: serde_json::Map<String, Value>,
+    prefix: &str,
+    label: &str,
+    warnings: &mut Vec<String>,
+) {
+    for (k, v) in from {
+        let path = format!("{prefix}.{k}");
+        let effect = keys::lookup(&path).map(|key| key.effect);
+        match (effect, v) {
+            (None, Value::Object(inner)) => {
+                let slot = into
+                    .entry(k)
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(slot) = slot {
+                    merge_narrowing(slot, inner, &path, label, warnings);
+                }
+            }
+            (Some(Effect::Narrows), v) => {
+                let mut one = serde_json::Map::new();
+                one.insert(k, v);
+                merge_json(into, one);
+            }
+            (Some(Effect::Scale(scale, default)), v) => {
+                let text = |v: &Value| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let base = into.get(&k).map_or_else(|| default.to_owned(), text);
+                if keys::at_least_as_narrow(scale, &text(&v), &base) {
+                    into.insert(k, v);
+                } else {
+                    warnings.push(format!(
+                        "{label}: {path} {} would widen {base}: it {UNTRUSTED_NOTE}",
+                        text(&v)
+                    ));
+                }
+            }
+            (Some(Effect::Ignored), _) => {}
+            _ => warnings.push(format!("{label}: {path} {UNTRUSTED_NOTE}")),
+        }
+    }
+}
+
+/// `webFetch` (merged like `sandbox`) and `webSearch` (taken whole from the highest source
+/// that sets it). Both widen what the agent can reach — private addresses, plain HTTP, a
+/// search backend and the API key sent to it — so a project's wait for trust, like its allow
+/// rules; every other source applies at once.
+fn merge_web(
+    s: &mut Settings,
+    web_fetch: &mut serde_json::Map<String, Value>,
+    (idx, label, gated): (usize, &str, bool),
+    fetch: Option<serde_json::Map<String, Value>>,
+    search: Option<serde_json::Map<String, Value>>,
+) {
+    if let Some(f) = fetch {
+        if gated {
+            s.warnings
+                .push(format!("{label}: webFetch {UNTRUSTED_NOTE}"));
+        } else {
+            merge_json(web_fetch, f);
+        }
+    }
+    if let Some(w) = search {
+        if gated {
+            s.warnings
+                .push(format!("{label}: webSearch {UNTRUSTED_NOTE}"));
+        } else if s.web_search.is_none() {
+            s.web_search = Some(Sourced {
+                value: Value::Object(w),
+                source: idx,
+                active: true,
+                note: None,
+            });
+        }
+    }
 }
 
 /// Sandbox-style merge: arrays concatenate (deduplicated), objects merge key by key, and a

@@ -8,6 +8,7 @@
 //! with `claude` the matching `.claude/` files, `~/.claude/settings.json` and
 //! `/etc/claude-code/` are read too, each right after toolgate's file of the same level.
 
+pub mod keys;
 mod load;
 mod merge;
 mod trust;
@@ -162,6 +163,14 @@ pub struct Settings {
     pub catastrophic_ask: Option<usize>,
     /// `toolgate.maskSalt`.
     pub mask_salt: Option<String>,
+    /// `env`: variables for the commands toolgate runs, each from the highest source that
+    /// sets it (an untrusted project's wait for trust).
+    pub env: BTreeMap<String, Sourced<String>>,
+    /// `webFetch`, merged from the sources in force (arrays concatenated, scalars from the
+    /// highest); an untrusted project's waits for trust.
+    pub web_fetch: Value,
+    /// `webSearch` from the highest source in force that sets it, taken whole.
+    pub web_search: Option<Sourced<Value>>,
     /// Warnings for `toolgate config`.
     pub warnings: Vec<String>,
 }
@@ -265,6 +274,15 @@ impl Settings {
         Ok(mode)
     }
 
+    /// The `env` variables in force.
+    pub fn env_vars(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|(_, v)| v.active)
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect()
+    }
+
     /// Additional directories in force.
     pub fn additional_dirs(&self) -> Vec<PathBuf> {
         self.additional_directories
@@ -330,6 +348,12 @@ impl Settings {
             "sandbox": self.sandbox,
             "profiles": self.profiles.iter().map(|(n, p)| (n.clone(), json!({"source": self.label(p.source), "profile": p.value}))).collect::<serde_json::Map<_, _>>(),
             "constraints": self.constraints.iter().map(|(p, c, s)| json!({"tools": p, "source": self.label(*s), "constraint": c})).collect::<Vec<_>>(),
+            "webFetch": self.web_fetch,
+            "webSearch": self.web_search.as_ref().map(|w| json!({"source": self.label(w.source), "webSearch": w.value})),
+            // Names and sources only: values may be credentials.
+            "env": self.env.iter().map(|(k, v)| (k.clone(), json!({"source": self.label(v.source), "active": v.active}))).collect::<serde_json::Map<_, _>>(),
+            "disableAllHooks": self.disable_all_hooks.as_ref().map(|d| json!({"value": d.value, "source": self.label(d.source)})),
+            "classifier": self.classifier.as_ref().map(|c| json!({"source": self.label(c.source)})),
             "warnings": self.warnings,
         })
     }
@@ -441,6 +465,12 @@ impl Settings {
                 c.value.kind_name(),
                 self.label(c.source)
             );
+        }
+        if self.web_fetch.as_object().is_some_and(|o| !o.is_empty()) {
+            let _ = writeln!(o, "webFetch {}", self.web_fetch);
+        }
+        if let Some(w) = &self.web_search {
+            let _ = writeln!(o, "webSearch {}  ({})", w.value, self.label(w.source));
         }
         if let Some(i) = self.catastrophic_ask {
             let _ = writeln!(

@@ -162,6 +162,59 @@ fn main() {
                 Err(e) => result(cmd, false, format!("{path}: {e}")),
             }
         }
+        // Send a datagram to a socket of the host from an anonymous datagram pair, which
+        // needs no socket(2): `sendto` with an address, then a second `connect`. TARGET is a
+        // path, or `@name` for an abstract socket.
+        "unix-dgram-send" => {
+            use std::os::linux::net::SocketAddrExt;
+            use std::os::unix::net::{SocketAddr, UnixDatagram};
+            let target = arg(&args, 2);
+            let addr = match target.strip_prefix('@') {
+                Some(name) => SocketAddr::from_abstract_name(name.as_bytes()),
+                None => SocketAddr::from_pathname(target),
+            }
+            .unwrap_or_else(|e| result(cmd, false, format!("address {target}: {e}")));
+            let (a, _b) = UnixDatagram::pair()
+                .unwrap_or_else(|e| result(cmd, false, format!("socketpair: {e}")));
+            let sent = a.send_to_addr(b"PWNED-SENDTO", &addr);
+            if sent.is_ok() {
+                result(cmd, true, format!("{target}: sendto delivered"));
+            }
+            let connected = a
+                .connect_addr(&addr)
+                .and_then(|()| a.send(b"PWNED-CONNECT"));
+            match (sent, connected) {
+                (_, Ok(_)) => result(cmd, true, format!("{target}: connect+send delivered")),
+                (Err(e1), Err(e2)) => {
+                    result(cmd, false, format!("{target}: sendto: {e1}; connect: {e2}"))
+                }
+                (Ok(_), Err(_)) => unreachable!("handled above"),
+            }
+        }
+        // The memory limit of the cgroup this process is in (v1 or v2), as `MEMLIMIT <value>`.
+        "memory-limit" => {
+            let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+            for line in groups.lines() {
+                let mut parts = line.splitn(3, ':');
+                let (_, controllers, path) = (parts.next(), parts.next(), parts.next());
+                let (Some(controllers), Some(path)) = (controllers, path) else {
+                    continue;
+                };
+                let file = if controllers.split(',').any(|c| c == "memory") {
+                    format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+                } else if controllers.is_empty() {
+                    format!("/sys/fs/cgroup{path}/memory.max")
+                } else {
+                    continue;
+                };
+                if let Ok(v) = std::fs::read_to_string(&file) {
+                    println!("MEMLIMIT {}", v.trim());
+                    std::process::exit(0);
+                }
+            }
+            println!("MEMLIMIT none");
+            std::process::exit(0);
+        }
         // Anonymous connected pairs stay allowed: desired outcome, prints WORKS.
         "socketpair" => {
             let (mut a, mut b) =

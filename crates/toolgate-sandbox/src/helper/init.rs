@@ -47,6 +47,10 @@ pub(crate) struct Ready {
     pub policy: SandboxPolicy,
     /// Files shown read-only inside the private `/tmp` (the program to run, when it lives there).
     pub tmp_binds: Vec<PathBuf>,
+    /// Host paths kept visible inside the hidden socket directories (`mounts::SOCKET_DIRS`).
+    pub socket_keeps: Vec<PathBuf>,
+    /// The repositories below the project roots (`crate::repos`).
+    pub nested: crate::repos::Nested,
     pub tier_a: bool,
     pub net_ns: bool,
     pub cwd: PathBuf,
@@ -94,9 +98,21 @@ pub(crate) fn signal_set(extra: &[i32]) -> libc::sigset_t {
 
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
+/// What `/proc/1/cmdline` shows inside the room instead of its creator's command line
+/// (which may name settings: `toolgate sandbox run --settings …`).
+pub(crate) const INIT_TITLE: &[u8] = b"toolgate-sandbox-init";
+
 /// pid 1. Never returns.
 pub(crate) fn run(ready: Ready) -> ! {
     let err = ready.err_fd.as_raw_fd();
+    // Before the fork, so that the command process never shows it either.
+    if !sys::overwrite_cmdline(INIT_TITLE) {
+        fail(
+            err,
+            EXIT_SETUP_FAILED,
+            "cannot replace pid 1's command line (/proc/self/stat unreadable)",
+        );
+    }
     if let Err(e) = enter(&ready) {
         fail(err, EXIT_SETUP_FAILED, &e.to_string());
     }
@@ -222,7 +238,12 @@ fn build_view(ready: &Ready, go_fd: RawFd) -> Result<(), SandboxError> {
         if ready.policy.filesystem.mode == FsMode::Off {
             mounts::setup_off()?;
         } else {
-            let created = mounts::setup(&ready.policy, &ready.tmp_binds)?;
+            let created = mounts::setup(
+                &ready.policy,
+                &ready.tmp_binds,
+                &ready.socket_keeps,
+                &ready.nested,
+            )?;
             if let Some(fd) = &ready.placeholders {
                 // Non-blocking pipe: a list too long for it only means those placeholders
                 // stay in the workspace.

@@ -1,5 +1,5 @@
 //! Landlock: filesystem allow-lists, TCP deny (no network namespace), signal and abstract
-//! socket scopes.
+//! socket scopes, and (ABI 9, where the kernel has it) no pathname unix socket reachable.
 //!
 //! Tier A (mounts do the fine work): read everything, write the writable roots, `/tmp`, `/dev`.
 //! Tier B (no mounts): "everything except" expressed as allow-lists by enumerating the siblings
@@ -28,6 +28,11 @@ pub(crate) struct LandlockSpec {
     pub write: Vec<PathBuf>,
     /// Deny all TCP bind/connect (network isolation without a network namespace).
     pub deny_tcp: bool,
+    /// Refuse `connect(2)`/`sendmsg(2)` to every pathname unix socket (ABI 9,
+    /// `LANDLOCK_ACCESS_FS_RESOLVE_UNIX`; dropped on older kernels, best effort): the one
+    /// layer that covers a host socket wherever its file lies, however the command got its
+    /// socket. Set unless `allowAllUnixSockets`.
+    pub deny_unix_paths: bool,
 }
 
 /// Builds the allow-lists. `tier_b` switches to the enumerating form for reads. Writable
@@ -38,6 +43,7 @@ pub(crate) fn spec(
     writable: &[PathBuf],
     read_denied: &[PathBuf],
     deny_tcp: bool,
+    deny_unix_paths: bool,
 ) -> Result<LandlockSpec, SandboxError> {
     let mut write: Vec<PathBuf> = vec!["/dev".into()];
     write.extend(writable.iter().cloned());
@@ -47,6 +53,7 @@ pub(crate) fn spec(
             read: vec!["/".into()],
             write,
             deny_tcp,
+            deny_unix_paths,
         });
     }
     let mut read = Vec::new();
@@ -55,6 +62,7 @@ pub(crate) fn spec(
         read,
         write,
         deny_tcp,
+        deny_unix_paths,
     })
 }
 
@@ -111,6 +119,11 @@ pub(crate) fn apply(spec: &LandlockSpec) -> Result<(), SandboxError> {
         ruleset = ruleset
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(err)?;
+    }
+    if spec.deny_unix_paths {
+        // Handled and granted by no rule below (the rules' rights are the pinned ABI's,
+        // which predates it): no pathname socket can be reached.
+        ruleset = ruleset.handle_access(AccessFs::ResolveUnix).map_err(err)?;
     }
     let mut created = ruleset.create().map_err(err)?;
     let read: BitFlags<AccessFs> = AccessFs::from_read(abi);

@@ -19,7 +19,7 @@ pub(crate) fn rlimits(limits: &Limits, nproc: bool, address_space: bool) -> Vec<
     if let (true, Some(n)) = (nproc, limits.processes) {
         out.push((libc::RLIMIT_NPROC as i32, n, n));
     }
-    if let (true, Some(n)) = (address_space, limits.memory_bytes) {
+    if let (true, Some(n)) = (address_space, limits.memory.bytes()) {
         out.push((libc::RLIMIT_AS as i32, n, n));
     }
     out

@@ -1,4 +1,4 @@
-//! The helper: `toolgate __sandbox-exec <spec> <cwd> -- CMD…`, single-threaded.
+//! The helper: `toolgate __sandbox-exec --spec-fd <fd> <cwd> -- CMD…`, single-threaded.
 //!
 //! Process tree: the helper (host pid namespace: cgroups, wall-time limit, signal relay,
 //! clean-up) → pid 1 of the sandbox ([`init`]) → the command. Setup errors travel over a
@@ -23,7 +23,7 @@ use rustix::pipe::PipeFlags;
 
 use crate::cgroup::CommandCgroups;
 use crate::error::SandboxError;
-use crate::plan::{HELPER_ARG, HelperSpec};
+use crate::plan::{HELPER_ARG, HelperSpec, SPEC_FD_ARG};
 use crate::policy::NetworkMode;
 use crate::probe::{Layer, Tier};
 use crate::sys;
@@ -45,16 +45,47 @@ pub fn helper_main() -> ExitCode {
 
 fn usage() -> SandboxError {
     SandboxError::Encoding(format!(
-        "usage: EXE {HELPER_ARG} <spec-json> <cwd> -- CMD..."
+        "usage: EXE {HELPER_ARG} {SPEC_FD_ARG} <fd> <cwd> -- CMD..."
     ))
+}
+
+/// Reads the spec from the inherited descriptor `fd` (from offset 0: one `Command` may be
+/// spawned more than once) and closes it.
+fn read_spec(fd: &std::ffi::OsStr) -> Result<Vec<u8>, SandboxError> {
+    use std::os::unix::fs::FileExt;
+    let fd: i32 = fd.to_str().and_then(|s| s.parse().ok()).ok_or_else(usage)?;
+    // SAFETY: F_GETFD on a number only asks whether it is open.
+    if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(SandboxError::Encoding(format!(
+            "spec descriptor {fd} is not open: spawn the Command that \
+             toolgate_sandbox::command returned (it hands the descriptor over), not a copy"
+        )));
+    }
+    // SAFETY: the harness passed this open descriptor for us to own.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let len = file
+        .metadata()
+        .map_err(|e| SandboxError::Encoding(format!("spec descriptor {fd}: {e}")))?
+        .len();
+    if len > crate::plan::MAX_SPEC_BYTES as u64 {
+        return Err(SandboxError::Encoding(format!(
+            "spec of {len} bytes is too large"
+        )));
+    }
+    let mut buf = vec![0; len as usize];
+    file.read_exact_at(&mut buf, 0)
+        .map_err(|e| SandboxError::Encoding(format!("spec descriptor {fd}: {e}")))?;
+    Ok(buf)
 }
 
 fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
     let mut it = args.into_iter().skip(1);
-    if it.next().as_deref() != Some(std::ffi::OsStr::new(HELPER_ARG)) {
+    if it.next().as_deref() != Some(std::ffi::OsStr::new(HELPER_ARG))
+        || it.next().as_deref() != Some(std::ffi::OsStr::new(SPEC_FD_ARG))
+    {
         return Err(usage());
     }
-    let spec = it.next().ok_or_else(usage)?;
+    let spec = read_spec(&it.next().ok_or_else(usage)?)?;
     let cwd = PathBuf::from(it.next().ok_or_else(usage)?);
     if it.next().as_deref() != Some(std::ffi::OsStr::new("--")) {
         return Err(usage());
@@ -63,7 +94,7 @@ fn run(args: Vec<OsString>) -> Result<u8, SandboxError> {
     if argv.is_empty() {
         return Err(usage());
     }
-    let spec_bytes = spec.as_bytes();
+    let spec_bytes = spec.as_slice();
     let spec: HelperSpec = serde_json::from_slice(spec_bytes)
         .map_err(|e| SandboxError::Encoding(format!("spec: {e}")))?;
     // The helper may be a separate binary (`toolgate-sandbox-helper`); one built from other
@@ -168,7 +199,14 @@ fn supervise(
     let landlock = if plan.applies(Layer::Landlock) {
         let deny_tcp = !tier_a && policy.network.mode != NetworkMode::Full;
         let read_denied = expand_host(&policy.filesystem.read_denied);
-        Some(landlock::spec(!tier_a, &writable, &read_denied, deny_tcp)?)
+        let deny_unix_paths = !policy.network.allow_all_unix_sockets;
+        Some(landlock::spec(
+            !tier_a,
+            &writable,
+            &read_denied,
+            deny_tcp,
+            deny_unix_paths,
+        )?)
     } else {
         None
     };
@@ -231,7 +269,7 @@ fn supervise(
                 .flatten();
             let mem = plan
                 .applies(Layer::CgroupMemory)
-                .then_some(policy.limits.memory_bytes)
+                .then_some(policy.limits.memory.bytes())
                 .flatten();
             Some(CommandCgroups::create(info, pids, mem)?)
         }
@@ -282,9 +320,20 @@ fn supervise(
     } else {
         Vec::new()
     };
+    let socket_keeps = if tier_a {
+        mounts::socket_dir_keeps(policy, &cwd)
+    } else {
+        Vec::new()
+    };
+    let scan = scan_roots(policy, &writable)?;
     let ready = Ready {
         policy: policy.clone(),
         tmp_binds,
+        socket_keeps,
+        nested: match (&scan, tier_a) {
+            (Some(scan), true) => scan.nested.clone(),
+            _ => crate::repos::Nested::default(),
+        },
         tier_a,
         net_ns,
         cwd,
@@ -402,14 +451,22 @@ fn supervise(
     }
     let (status, timed_out) = wait(pid, &sfd, policy.limits.wall_time_ms);
     crate::timing::mark("helper-init-reaped");
+    let mut placeholders = Vec::new();
     if let (Some(lock), Some(rd)) = (run_lock, ph_rd) {
         // pid 1 reaped = every process of its pid namespace is gone, and its mount namespace
         // with them (no process inside can keep it alive: setns and mount are denied). The pipe is
         // non-blocking: what pid 1 wrote is all there is.
         let mut list = Vec::new();
         read_all(&rd, &mut list);
-        lock.finish(crate::placeholders::decode(&list));
+        placeholders = crate::placeholders::decode(&list);
+        lock.finish(placeholders.clone());
         crate::timing::mark("helper-placeholders-removed");
+    }
+    if let Some(scan) = &scan {
+        for msg in scan.after_run(&placeholders) {
+            eprintln!("toolgate-sandbox: {msg}");
+        }
+        crate::timing::mark("helper-repositories-checked");
     }
     let mut code = exit_code(status, timed_out);
     let mut msg = Vec::new();
@@ -436,6 +493,27 @@ fn supervise(
     }
     crate::timing::mark("helper-done");
     Ok(code)
+}
+
+/// The repositories and persistence names below the writable project roots, before the run
+/// (`crate::repos`); `None` when nothing in the roots is writable or protected.
+fn scan_roots(
+    policy: &crate::policy::SandboxPolicy,
+    writable: &[PathBuf],
+) -> Result<Option<crate::repos::Scan>, SandboxError> {
+    let fs = &policy.filesystem;
+    if fs.mode != crate::policy::FsMode::WorkspaceWrite || fs.protected.is_empty() {
+        return Ok(None);
+    }
+    let roots: Vec<PathBuf> = fs
+        .project_roots
+        .iter()
+        .filter(|r| writable.iter().any(|w| r.starts_with(w)))
+        .cloned()
+        .collect();
+    let scan = crate::repos::Scan::new(&roots, &fs.protected, fs.max_walk_entries)?;
+    crate::timing::mark("helper-repositories-scanned");
+    Ok(Some(scan))
 }
 
 /// Expands `*`/`?` in the last component against the host filesystem (tier B Landlock).

@@ -2,7 +2,9 @@
 //!
 //! 1. `/` private; tmpfs base on `/tmp`; `pivot_root` into it (old root at `/oldroot`).
 //! 2. rbind `/oldroot` → `/newroot`, then one recursive `mount_setattr(RDONLY|NOSUID|NODEV)`.
-//! 3. Private `/tmp` (tmpfs), minimal `/dev` (tmpfs + binds of a few device nodes).
+//! 3. Private `/tmp` (tmpfs), minimal `/dev` (tmpfs + binds of a few device nodes), and
+//!    unless `allowAllUnixSockets`, an empty read-only tmpfs over `/run` (and a real
+//!    `/var/run`) with what must stay readable bound back ([`SOCKET_DIRS`]).
 //! 4. Writable roots: rbind from `/oldroot` (the host's writable mounts), nosuid/nodev.
 //! 5. Carve-outs: read-only self-binds; missing protected paths get an empty placeholder first;
 //!    a protected symlink gets a mask mounted on the link itself (`move_mount`, no-follow).
@@ -31,6 +33,20 @@ const MASK_DIR: &str = "/mask-dir";
 
 /// Device nodes bound into the minimal `/dev`.
 const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Where the host's daemons keep their sockets (FHS: `/run`, and `/var/run`, its old name,
+/// when that is a directory of its own rather than a link to `/run`). Hidden behind an empty
+/// tmpfs unless `allowAllUnixSockets`: `connect(2)` and `sendto(2)` reach a socket file
+/// through a read-only mount, and a datagram socket — journald's, `/dev/log`'s target,
+/// chronyd's command socket — accepts from any datagram socket, including one of an
+/// anonymous pair. This layer does not depend on how the command got its socket; seccomp
+/// (datagram pairs refused) and Landlock ABI 9 (no pathname socket) add to it. What
+/// programs read there is bound back read-only: see [`socket_dir_keeps`].
+pub(crate) const SOCKET_DIRS: &[&str] = &["/run", "/var/run"];
+
+/// Size of the tmpfs hiding a [`SOCKET_DIRS`] entry: it holds only the mount points of what
+/// is bound back.
+const SOCKET_DIR_TMPFS: &str = "mode=0755,size=64k";
 
 /// `/proc` entries made read-only (writable by uid 0 without capabilities otherwise).
 const PROC_READONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi"];
@@ -161,7 +177,14 @@ fn protect(
                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
             )
         }
-        Err(_) if when_missing == WhenMissing::Skip => Ok(()),
+        Err(_)
+            if matches!(
+                when_missing,
+                WhenMissing::Skip | WhenMissing::MoveAside | WhenMissing::Exception
+            ) =>
+        {
+            Ok(())
+        }
         Err(_) => {
             // Create the first missing component (a directory unless it is the leaf).
             let mut cur = root.to_path_buf();
@@ -173,11 +196,8 @@ fn protect(
                     Ok(m) if m.is_dir() => continue,
                     Ok(_) => return protect(&cur, root, WhenMissing::Skip, created),
                     Err(_) => {
-                        if i + 1 < n || when_missing == WhenMissing::PlaceholderDir {
-                            std::fs::DirBuilder::new()
-                                .mode(0o755)
-                                .create(&cur)
-                                .map_err(io_err(format!("placeholder {}", cur.display())))?;
+                        let made = if i + 1 < n || when_missing == WhenMissing::PlaceholderDir {
+                            std::fs::DirBuilder::new().mode(0o755).create(&cur)
                         } else if when_missing == WhenMissing::PlaceholderCommonDir {
                             // Created and filled in one go: git outside may read it any time.
                             std::fs::OpenOptions::new()
@@ -186,9 +206,23 @@ fn protect(
                                 .mode(0o644)
                                 .open(&cur)
                                 .and_then(|mut f| f.write_all(COMMONDIR_PLACEHOLDER))
-                                .map_err(io_err(format!("placeholder {}", cur.display())))?;
                         } else {
-                            touch(&cur, 0o644)?;
+                            std::fs::OpenOptions::new()
+                                .write(true)
+                                .create_new(true)
+                                .mode(0o644)
+                                .open(&cur)
+                                .map(drop)
+                        };
+                        match made {
+                            Ok(()) => {}
+                            // Inside a placeholder made read-only for an earlier entry
+                            // (`.cargo/` for `.cargo/config.toml`): nothing can be created
+                            // there in the room anyway.
+                            Err(e) if e.raw_os_error() == Some(libc::EROFS) => return Ok(()),
+                            Err(e) => {
+                                return Err(io_err(format!("placeholder {}", cur.display()))(e));
+                            }
                         }
                         created.push(Path::new("/").join(cur.strip_prefix(NEW).unwrap_or(&cur)));
                         return protect(&cur, root, WhenMissing::Skip, created);
@@ -371,11 +405,163 @@ pub(crate) fn setup_off() -> Result<(), SandboxError> {
     mount_proc(Path::new("/proc"))
 }
 
+/// The host paths inside a hidden [`SOCKET_DIRS`] entry that must stay visible (computed
+/// on the host side, before pid 1 exists): the resolver configuration `/etc/resolv.conf`
+/// links to (`/run/systemd/resolve/stub-resolv.conf` and the like), and the roots and the
+/// working directory when they lie there. Empty when nothing is hidden.
+pub(crate) fn socket_dir_keeps(policy: &SandboxPolicy, cwd: &Path) -> Vec<PathBuf> {
+    if policy.network.allow_all_unix_sockets || policy.filesystem.mode == FsMode::Off {
+        return Vec::new();
+    }
+    let hidden: Vec<&Path> = SOCKET_DIRS
+        .iter()
+        .map(Path::new)
+        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+        .collect();
+    let under_hidden = |p: &Path| hidden.iter().any(|h| p.starts_with(h));
+    let mut keep = Vec::new();
+    if let Ok(resolv) = std::fs::canonicalize("/etc/resolv.conf")
+        && under_hidden(&resolv)
+        && resolv.is_file()
+    {
+        keep.push(resolv);
+    }
+    let fs = &policy.filesystem;
+    for p in fs
+        .writable_roots
+        .iter()
+        .chain(&fs.project_roots)
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(cwd))
+    {
+        if under_hidden(p) && !keep.iter().any(|k| k == p) {
+            keep.push(p.to_path_buf());
+        }
+    }
+    keep
+}
+
+/// Mounts an empty tmpfs over each [`SOCKET_DIRS`] directory and binds `keep` back
+/// read-only. Returns the tmpfs mount points, to be made read-only once every later mount
+/// point inside them exists.
+fn hide_socket_dirs(keep: &[PathBuf]) -> Result<Vec<PathBuf>, SandboxError> {
+    let mut hidden = Vec::new();
+    for dir in SOCKET_DIRS.iter().map(Path::new) {
+        let dst = under(NEW, dir);
+        if !std::fs::symlink_metadata(&dst).is_ok_and(|m| m.is_dir()) {
+            continue; // missing, or a link into another hidden directory
+        }
+        tmpfs(&dst, SOCKET_DIR_TMPFS)?;
+        for k in keep.iter().filter(|k| k.starts_with(dir)) {
+            let (src, kdst) = (under(OLD, k), under(NEW, k));
+            if src.is_dir() {
+                mkdir_p(&kdst)?;
+                bind(&src, &kdst, true)?;
+            } else {
+                if let Some(parent) = kdst.parent() {
+                    mkdir_p(parent)?;
+                }
+                touch(&kdst, 0o444)?;
+                bind(&src, &kdst, false)?;
+            }
+            setattr(
+                &kdst,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            )?;
+        }
+        hidden.push(dst);
+    }
+    Ok(hidden)
+}
+
+/// The protected names of one project root (`nroot`, inside /newroot): the root's `.git`,
+/// every [`crate::policy::default_protected`] entry, and the writable exceptions inside them.
+fn protect_root(
+    policy: &SandboxPolicy,
+    nroot: &Path,
+    created: &mut Vec<PathBuf>,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
+    let fs = &policy.filesystem;
+    let git = nroot.join(".git");
+    let repository = is_repository_dir(&git);
+    if fs.protected.iter().any(|n| n.path.starts_with(".git/")) {
+        protect_git(&git, repository, nroot, created, pinned)?;
+    }
+    for name in &fs.protected {
+        if (name.path.starts_with(".git/") && !repository)
+            || name.when_missing == WhenMissing::Exception
+        {
+            continue; // `.git` itself is read-only or masked; exceptions come below
+        }
+        let path = nroot.join(&name.path);
+        if !name.path.starts_with(".git/") {
+            // `.cargo/config.toml`: else `mv .cargo x && mkdir .cargo` sheds the carve-out.
+            pin_ancestors(&path, nroot, pinned)?;
+        }
+        protect(&path, nroot, name.when_missing, created)?;
+    }
+    for name in fs
+        .protected
+        .iter()
+        .filter(|n| n.when_missing == WhenMissing::Exception)
+    {
+        let p = nroot.join(&name.path);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            bind(&p, &p, true)?;
+            let e = sys::mount_setattr(
+                libc::AT_FDCWD,
+                &cstr(&p)?,
+                AT_RECURSIVE,
+                MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                MOUNT_ATTR_RDONLY,
+            );
+            check(e, || format!("mount_setattr rw {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The repositories found below the project roots (`crate::repos`): each git directory is
+/// pinned and gets the `.git/…` carve-outs of the root's own; each nested `.git` file is
+/// read-only and each `.git` symlink masked.
+fn protect_nested(
+    policy: &SandboxPolicy,
+    nested: &crate::repos::Nested,
+    created: &mut Vec<PathBuf>,
+    pinned: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
+    for dir in &nested.git_dirs {
+        let ndir = under(NEW, dir);
+        if !std::fs::symlink_metadata(&ndir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        pin_dir(&ndir, pinned)?;
+        for name in &policy.filesystem.protected {
+            if let Some(inner) = name.path.strip_prefix(".git/") {
+                protect(&ndir.join(inner), &ndir, name.when_missing, created)?;
+            }
+        }
+    }
+    for link in &nested.git_links {
+        protect(
+            &under(NEW, link),
+            Path::new(NEW),
+            WhenMissing::Skip,
+            created,
+        )?;
+    }
+    Ok(())
+}
+
 /// Builds the whole view and pivots into it. Returns the placeholders it created on the
-/// host (see `crate::placeholders`).
+/// host (see `crate::placeholders`). `socket_keeps`: see [`socket_dir_keeps`]; `nested`:
+/// the repositories found below the project roots.
 pub(crate) fn setup(
     policy: &SandboxPolicy,
     tmp_binds: &[PathBuf],
+    socket_keeps: &[PathBuf],
+    nested: &crate::repos::Nested,
 ) -> Result<Vec<PathBuf>, SandboxError> {
     let fs = &policy.filesystem;
     let mut created = Vec::new();
@@ -426,6 +612,11 @@ pub(crate) fn setup(
         }
     }
     setup_dev(new, policy.limits.tmp_size_bytes)?;
+    let hidden = if policy.network.allow_all_unix_sockets {
+        Vec::new()
+    } else {
+        hide_socket_dirs(socket_keeps)?
+    };
 
     let mut writable: Vec<&PathBuf> = if fs.mode == FsMode::WorkspaceWrite {
         fs.writable_roots.iter().collect()
@@ -454,24 +645,9 @@ pub(crate) fn setup(
     let is_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
     let mut pinned = Vec::new();
     for root in fs.project_roots.iter().filter(|r| is_writable(r)) {
-        let nroot = under(NEW, root);
-        let git = nroot.join(".git");
-        let repository = is_repository_dir(&git);
-        if fs.protected.iter().any(|n| n.path.starts_with(".git/")) {
-            protect_git(&git, repository, &nroot, &mut created, &mut pinned)?;
-        }
-        for name in &fs.protected {
-            if name.path.starts_with(".git/") && !repository {
-                continue; // `.git` itself is read-only or masked
-            }
-            protect(
-                &nroot.join(&name.path),
-                &nroot,
-                name.when_missing,
-                &mut created,
-            )?;
-        }
+        protect_root(policy, &under(NEW, root), &mut created, &mut pinned)?;
     }
+    protect_nested(policy, nested, &mut created, &mut pinned)?;
     for p in fs.write_denied.iter().filter(|p| is_writable(p)) {
         let np = under(NEW, p);
         // The innermost writable root holding it: its ancestors up to there are pinned.
@@ -498,6 +674,17 @@ pub(crate) fn setup(
         for p in expand(pattern) {
             mask(&p, &fs.read_allowed)?;
         }
+    }
+    for dir in &hidden {
+        // Only the tmpfs itself: what is bound into it keeps its own flags.
+        let e = sys::mount_setattr(
+            libc::AT_FDCWD,
+            &cstr(dir)?,
+            0,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            0,
+        );
+        check(e, || format!("mount_setattr {}", dir.display()))?;
     }
     mount_proc(&new.join("proc"))?;
 

@@ -86,15 +86,29 @@ const INET_FAMILIES: &[i32] = &[libc::AF_INET, libc::AF_INET6, libc::AF_PACKET];
 /// directories and links, not to sockets), and behind those files are daemons that run
 /// commands outside any sandbox — the Docker socket, the user's systemd and D-Bus, agents
 /// holding keys. The path of a `connect` is out of seccomp's sight, so it is `socket(2)`
-/// that is refused; `socketpair(2)` (anonymous, connected pairs) stays allowed.
+/// that is refused; `socketpair(2)` (anonymous, connected pairs) stays allowed except for
+/// [`UNIX_PAIR_TYPES_DENIED`].
 const UNIX_FAMILIES: &[i32] = &[libc::AF_UNIX];
+
+/// `socketpair(AF_UNIX, type)` types refused with [`UNIX_FAMILIES`]: a datagram socket is
+/// never bound to its pair for good — `sendto(2)` with an address, or a second
+/// `connect(2)`, sends to any datagram socket of the host (`/dev/log`, journald's, chronyd's
+/// command socket). Stream and seqpacket pairs stay connected (the kernel answers `EISCONN`
+/// to a `connect` and ignores or refuses a `sendto` address), so they are kept: pipes to
+/// child processes, Node's and Python's IPC. The mount view hides where host daemons keep
+/// their sockets as well (`mounts.rs`), so this rule is the second layer, not the only one.
+const UNIX_PAIR_TYPES_DENIED: &[i32] = &[libc::SOCK_DGRAM];
+
+/// The bits of `socketpair`'s `type` argument that name the type (the rest are
+/// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
+const SOCK_TYPE_MASK: u64 = 0xf;
 
 /// Which socket families the filter refuses beyond [`DENIED_FAMILIES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SocketDenial {
     /// `AF_INET`, `AF_INET6`, `AF_PACKET` (no network namespace to isolate them).
     pub inet: bool,
-    /// `AF_UNIX` via `socket(2)`.
+    /// `AF_UNIX` via `socket(2)`, and datagram pairs via `socketpair(2)`.
     pub unix: bool,
 }
 
@@ -151,6 +165,16 @@ fn deny_program(sockets: SocketDenial) -> Result<BpfProgram, SandboxError> {
         socket_rules.push(rule(vec![cond(0, Dword, SeccompCmpOp::Eq, *fam as u64)?])?);
     }
     rules.insert(libc::SYS_socket, socket_rules);
+    if sockets.unix {
+        let mut pair_rules = Vec::new();
+        for ty in UNIX_PAIR_TYPES_DENIED {
+            pair_rules.push(rule(vec![
+                cond(0, Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?,
+                cond(1, Dword, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), *ty as u64)?,
+            ])?);
+        }
+        rules.insert(libc::SYS_socketpair, pair_rules);
+    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,

@@ -108,6 +108,13 @@ fn db_destroy(v: &View<'_>) -> Option<String> {
             return Some("wipes or stops the Redis server".into());
         }
     }
+    framework_reset(v)
+}
+
+/// Framework and migration tools that drop or reset a database (`rails db:drop`, `prisma
+/// migrate reset`, `manage.py flush`, `flyway clean`, …).
+fn framework_reset(v: &View<'_>) -> Option<String> {
+    let p = v.program();
     // Framework tasks that drop or reset databases.
     let joined = v.args.join(" ");
     const TASKS: &[&str] = &[
@@ -158,6 +165,12 @@ fn db_destroy(v: &View<'_>) -> Option<String> {
     {
         return Some("resets the database (prisma)".into());
     }
+    if (p == "prisma" || joined.contains("prisma"))
+        && joined.contains("db push")
+        && v.any_arg(&["--accept-data-loss"])
+    {
+        return Some("pushes a schema that drops data (`--accept-data-loss`)".into());
+    }
     if (joined.contains("manage.py") || p == "manage.py" || p == "django-admin")
         && v.args
             .iter()
@@ -181,5 +194,5 @@ fn db_destroy(v: &View<'_>) -> Option<String> {
 /// Database rules.
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
-    Rule { id: "db.destroy", category: "database_destruction", risk: Risk::High, programs: &[], test: db_destroy, matches: &["psql -c 'DROP DATABASE prod;'", "mysql -e 'DROP TABLE users'", "dropdb prod", "redis-cli FLUSHALL", "mongosh --eval 'db.dropDatabase()'", "rails db:drop", "echo 'DROP TABLE x;' | psql", "psql <<EOF\nTRUNCATE users;\nEOF", "sqlite3 app.db 'DELETE FROM users;'", "npx prisma migrate reset --force", "python manage.py flush --noinput"], not_matches: &["psql -c 'SELECT 1'", "mysql -e 'DELETE FROM users WHERE id = 1'", "echo 'DROP TABLE x'", "git commit -m 'DROP TABLE'", "redis-cli GET x"]},
+    Rule { id: "db.destroy", category: "database_destruction", risk: Risk::High, programs: &[], test: db_destroy, matches: &["psql -c 'DROP DATABASE prod;'", "mysql -e 'DROP TABLE users'", "dropdb prod", "redis-cli FLUSHALL", "mongosh --eval 'db.dropDatabase()'", "rails db:drop", "echo 'DROP TABLE x;' | psql", "psql <<EOF\nTRUNCATE users;\nEOF", "sqlite3 app.db 'DELETE FROM users;'", "npx prisma migrate reset --force", "prisma db push --accept-data-loss", "python manage.py flush --noinput"], not_matches: &["psql -c 'SELECT 1'", "mysql -e 'DELETE FROM users WHERE id = 1'", "echo 'DROP TABLE x'", "git commit -m 'DROP TABLE'", "redis-cli GET x", "prisma db push"]},
 ];

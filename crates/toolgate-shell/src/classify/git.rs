@@ -5,40 +5,11 @@ use toolgate_protocol::Risk;
 
 use super::{Rule, View};
 
-/// git global options that take a separate value.
-const GLOBAL_VALUE: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--exec-path",
-    "--config-env",
-    "--super-prefix",
-    "--list-cmds",
-    "--attr-source",
-];
-
-/// The git subcommand and its arguments, after global options.
+/// The git subcommand and its arguments, after global options (read with
+/// [`crate::grammars::GIT`]).
 pub(crate) fn git_sub<'a>(v: &View<'a>) -> Option<(&'a str, Vec<&'a str>)> {
-    let mut i = 0;
-    while i < v.args.len() {
-        let a = v.args[i];
-        if a == "--" {
-            i += 1;
-            continue;
-        }
-        if GLOBAL_VALUE.contains(&a) {
-            i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        return Some((a, v.args[i + 1..].to_vec()));
-    }
-    None
+    let i = crate::grammars::git_subcommand_index(&v.args)?;
+    Some((v.args[i], v.args[i + 1..].to_vec()))
 }
 
 fn flag(args: &[&str], short: char, long: &[&str]) -> bool {
@@ -58,10 +29,48 @@ fn reset_hard(v: &View<'_>) -> Option<String> {
     .then(|| "discards uncommitted changes (`reset --hard`)".into())
 }
 
+/// Branch names that are a repository's default (or release) branch.
+const DEFAULT_BRANCHES: &[&str] = &[
+    "main",
+    "master",
+    "trunk",
+    "develop",
+    "production",
+    "release",
+];
+
+/// `--force-with-lease` (or `--force-if-includes`) pushing to a default branch, or to a branch
+/// the command does not name: a force push all the same where it matters most.
+fn lease_to_default(args: &[&str]) -> bool {
+    let lease = args
+        .iter()
+        .any(|a| a.starts_with("--force-with-lease") || *a == "--force-if-includes");
+    if !lease {
+        return false;
+    }
+    let refspecs: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .skip(1)
+        .copied()
+        .collect();
+    refspecs.is_empty()
+        || refspecs.iter().any(|r| {
+            let dst = r.rsplit(':').next().unwrap_or(r);
+            let dst = dst
+                .trim_start_matches('+')
+                .trim_start_matches("refs/heads/");
+            DEFAULT_BRANCHES.contains(&dst) || dst == "HEAD"
+        })
+}
+
 fn push_force(v: &View<'_>) -> Option<String> {
     let (sub, args) = git_sub(v)?;
     if sub != "push" {
         return None;
+    }
+    if lease_to_default(&args) {
+        return Some("force-pushes (with a lease) over a default branch".into());
     }
     let force = args.iter().any(|a| {
         *a == "--force"
@@ -205,10 +214,13 @@ fn config_exec(v: &View<'_>) -> Option<String> {
         "gpg.program",
     ];
     for (i, a) in v.args.iter().enumerate() {
+        // `-c k=v`, `-ck=v`, and the glued form of the global options (`-c=k=v`).
         let kv = if *a == "-c" {
             v.args.get(i + 1).copied()
         } else {
-            a.strip_prefix("-c").filter(|r| r.contains('='))
+            a.strip_prefix("-c=")
+                .or_else(|| a.strip_prefix("-c"))
+                .filter(|r| r.contains('='))
         };
         if let Some(kv) = kv {
             let key = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
@@ -256,8 +268,8 @@ fn config_exec(v: &View<'_>) -> Option<String> {
 /// git rules.
 #[rustfmt::skip]
 pub(crate) const RULES: &[Rule] = &[
-    Rule { id: "git.reset_hard", category: "git_destruction", risk: Risk::High, programs: &["git"], test: reset_hard, matches: &["git reset --hard", "git reset --hard HEAD~3", "git -C repo reset --hard", "git -c x=y reset -q --hard", "\\git reset --hard", "git --git-dir=.git reset --merge", "bash -c 'git reset --hard'", "echo $(git reset --hard)"], not_matches: &["git reset", "git reset --soft HEAD~1", "git commit -m 'git reset --hard'", "echo git reset --hard"]},
-    Rule { id: "git.push_force", category: "git_destruction", risk: Risk::High, programs: &["git"], test: push_force, matches: &["git push --force", "git push -f origin main", "git push origin +main", "git push origin :old-branch", "git push --delete origin x", "git push --mirror"], not_matches: &["git push origin main", "git push --force-with-lease", "git push -u origin feature"]},
+    Rule { id: "git.reset_hard", category: "git_destruction", risk: Risk::High, programs: &["git"], test: reset_hard, matches: &["git reset --hard", "git reset --hard HEAD~3", "git -C repo reset --hard", "git -c x=y reset -q --hard", "git -c alias.nuke='reset --hard' nuke", "\\git reset --hard", "git --git-dir=.git reset --merge", "bash -c 'git reset --hard'", "echo $(git reset --hard)"], not_matches: &["git reset", "git reset --soft HEAD~1", "git commit -m 'git reset --hard'", "echo git reset --hard"]},
+    Rule { id: "git.push_force", category: "git_destruction", risk: Risk::High, programs: &["git"], test: push_force, matches: &["git push --force", "git push -f origin main", "git push origin +main", "git push origin :old-branch", "git push --delete origin x", "git push --mirror", "git push --force-with-lease origin main", "git push --force-with-lease", "git push --force-if-includes origin HEAD:master", "git -c alias.p='push --force' p origin", "git --no-pager push -f"], not_matches: &["git push origin main", "git push --force-with-lease origin feature/x", "git push -u origin feature"]},
     Rule { id: "git.clean_force", category: "git_destruction", risk: Risk::High, programs: &["git"], test: clean_force, matches: &["git clean -fd", "git clean -f", "git clean -d -f", "git clean -xdf", "git clean --force"], not_matches: &["git clean -n", "git clean -nd", "git clean -fdn"]},
     Rule { id: "git.branch_delete", category: "git_destruction", risk: Risk::High, programs: &["git"], test: branch_delete, matches: &["git branch -D feature", "git branch -d --force feature", "git branch -f main HEAD~3", "git tag -d v1"], not_matches: &["git branch", "git branch -d merged", "git branch feature", "git tag v1"]},
     Rule { id: "git.stash_drop", category: "git_destruction", risk: Risk::High, programs: &["git"], test: stash_drop, matches: &["git stash drop", "git stash clear"], not_matches: &["git stash", "git stash list", "git stash pop"]},

@@ -4,6 +4,7 @@
 
 pub(crate) mod db;
 pub(crate) mod effects;
+mod exposure;
 pub(crate) mod fs;
 pub(crate) mod git;
 pub(crate) mod ops;
@@ -11,7 +12,9 @@ pub(crate) mod readonly;
 mod reads;
 pub(crate) use reads::{git_subcommand, option_values};
 pub(crate) mod remote;
+mod shared;
 pub(crate) mod system;
+pub(crate) mod unattended;
 mod writes;
 
 use std::path::PathBuf;
@@ -66,25 +69,13 @@ impl<'a> View<'a> {
         self.args.iter().any(|a| names.contains(a))
     }
 
-    /// Positional arguments (not starting with `-`), skipping the values of `value_flags`.
+    /// Positional arguments, skipping the values of `value_flags` (read with the one
+    /// getopt reader, [`crate::argv::operand_indices`]).
     pub fn positionals(&self, value_flags: &[&str]) -> Vec<&'a str> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        let mut after_dd = false;
-        while i < self.args.len() {
-            let a = self.args[i];
-            if !after_dd && a == "--" {
-                after_dd = true;
-            } else if !after_dd && a.starts_with('-') && a.len() > 1 {
-                if value_flags.contains(&a) {
-                    i += 1;
-                }
-            } else {
-                out.push(a);
-            }
-            i += 1;
-        }
-        out
+        crate::argv::operand_indices(&self.args, value_flags)
+            .into_iter()
+            .map(|i| self.args[i])
+            .collect()
     }
 
     /// A value given as `--flag=value`, `--flag value` or `-f value`.
@@ -161,6 +152,8 @@ pub(crate) fn all_rules() -> impl Iterator<Item = &'static Rule> {
         .chain(system::RULES)
         .chain(remote::RULES)
         .chain(db::RULES)
+        .chain(shared::RULES)
+        .chain(exposure::RULES)
 }
 
 /// Programs that are data sinks: their arguments are text, never commands or targets.
@@ -214,6 +207,9 @@ pub(crate) struct Classified {
     pub findings: Vec<(Finding, &'static str)>,
     /// Baseline risk without findings.
     pub baseline: Risk,
+    /// The program only reads, apart from what its redirections write
+    /// ([`readonly::program_baseline`]), and no rule found a risk.
+    pub program_read_only: bool,
     /// Effects.
     pub fx: Effects,
 }
@@ -229,15 +225,24 @@ pub(crate) fn classify(
     recs.iter()
         .zip(fxs.iter())
         .map(|(rec, fx)| {
+            // Global options glued to their values, so that no rule takes a value for the
+            // subcommand (`npm --prefix ./pkg publish`); inline git aliases expanded.
+            let glued = crate::globals::glued(&rec.program, &rec.argv);
+            let args = match &glued {
+                Some(words) => words.iter().skip(1).map(String::as_str).collect(),
+                None => rec.argv.iter().skip(1).map(|f| f.text.as_str()).collect(),
+            };
             let view = View {
                 rec,
                 ctx,
-                args: rec.argv.iter().skip(1).map(|f| f.text.as_str()).collect(),
+                args,
                 fx,
                 all: recs,
             };
             let mut findings = Vec::new();
-            for rule in all_rules() {
+            // `X sub --help`, `terraform destroy -help`: prints help, runs nothing.
+            let help = help_only(&view.args);
+            for rule in all_rules().filter(|_| !help) {
                 if !rule.programs.is_empty() && !rule.programs.contains(&rec.program.as_str()) {
                     continue;
                 }
@@ -263,14 +268,29 @@ pub(crate) fn classify(
             {
                 findings.push(f);
             }
+            if let Some(f) = unattended::unattended(&view, &findings) {
+                findings.push((f, "destroy.unattended"));
+            }
             let baseline = readonly::baseline(&view);
+            let program_read_only = findings.iter().all(|(f, _)| f.risk == Risk::ReadOnly)
+                && readonly::program_baseline(&view) == Risk::ReadOnly;
             Classified {
                 findings,
                 baseline,
+                program_read_only,
                 fx: fx.clone(),
             }
         })
         .collect()
+}
+
+/// Whether the command only asks for help: `--help` or `-help` right after the program's
+/// subcommand words (`kubectl delete -help`), never after an option that could take it as
+/// its value (`find / -delete -name --help` deletes).
+fn help_only(args: &[&str]) -> bool {
+    args.iter()
+        .position(|a| matches!(*a, "--help" | "-help"))
+        .is_some_and(|i| args[..i].iter().all(|a| !a.starts_with('-')))
 }
 
 /// Programs a computed program name (`$x -rf /`, `${0/*/rm} -rf ~`) is tried as: where

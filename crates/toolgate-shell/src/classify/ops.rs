@@ -62,6 +62,8 @@ const DESTRUCTIVE_VERBS: &[&str] = &[
 /// Programs whose subcommand words are not destructive in this sense, or that have their own rules.
 const VERB_EXEMPT: &[&str] = &[
     "git",
+    "rsync",
+    "cmake",
     "rm",
     "rmdir",
     "find",
@@ -349,9 +351,12 @@ fn cloud_destroy(v: &View<'_>) -> Option<String> {
 
 fn container_destroy(v: &View<'_>) -> Option<String> {
     if v.any_arg(&["-H", "--host", "--context"])
-        || v.args
-            .iter()
-            .any(|a| a.starts_with("--host=") || a.starts_with("--context="))
+        || v.args.iter().any(|a| {
+            a.starts_with("--host=")
+                || a.starts_with("--context=")
+                || a.starts_with("-H=")
+                || a.starts_with("-c=")
+        })
     {
         return Some("talks to a remote Docker daemon".into());
     }

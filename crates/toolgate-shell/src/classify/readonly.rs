@@ -273,7 +273,34 @@ fn unsafe_match(prog: &str, a: &str, u: &str) -> bool {
 /// The baseline risk of a command: `ReadOnly` when the program only reads and nothing it
 /// touches is written, else `Moderate`.
 pub(crate) fn baseline(v: &View<'_>) -> Risk {
-    if v.fx.paths.iter().any(|u| u.access != Access::Read) {
+    if v.fx
+        .paths
+        .iter()
+        .any(|u| u.access != Access::Read && u.redirect)
+    {
+        return Risk::Moderate;
+    }
+    program_baseline(v)
+}
+
+/// [`baseline`] without the files the command's redirections write: whether the program
+/// itself only reads (`echo hi > out.txt` is a read-only program whose output goes to a
+/// file; the file is a path fact of its own).
+pub(crate) fn program_baseline(v: &View<'_>) -> Risk {
+    if v.fx
+        .paths
+        .iter()
+        .any(|u| u.access != Access::Read && !u.redirect)
+    {
+        return Risk::Moderate;
+    }
+    // `./ls` or `/tmp/cat` could be anything; only an installed program is the one the
+    // table describes.
+    if v.rec
+        .argv
+        .first()
+        .is_some_and(|p| p.text.contains('/') && !crate::renames::installed_program(&p.text))
+    {
         return Risk::Moderate;
     }
     if v.rec.argv.is_empty() {
@@ -304,11 +331,20 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
     if !v.rec.code.eq(&crate::walk::CodeInput::None) {
         return Risk::Moderate;
     }
+    if writes_anyway(v, prog) {
+        return Risk::Moderate;
+    }
+    subcommand_baseline(v, entry, prog)
+}
+
+/// The program-specific ways an otherwise read-only command writes or runs code (`find
+/// -exec`, `sed -i`, `awk` with `system`, `date MMDD…`, …).
+fn writes_anyway(v: &View<'_>, prog: &str) -> bool {
     match prog {
         "find" => {
             let info = crate::nested::parse_find(&v.rec.argv);
             if info.delete || !info.execs.is_empty() || !info.writes.is_empty() {
-                return Risk::Moderate;
+                return true;
             }
         }
         "sed"
@@ -320,7 +356,7 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
                     || a.starts_with('w')
             }) =>
         {
-            return Risk::Moderate;
+            return true;
         }
         "awk" | "gawk" => {
             // Program files and extensions (`-f`, `-i`, `-l`) are unsafe options above;
@@ -334,35 +370,41 @@ pub(crate) fn baseline(v: &View<'_>) -> Risk {
                 || code.contains("@include")
                 || code.contains("@load")
             {
-                return Risk::Moderate;
+                return true;
             }
         }
         // `load("f")`, `load_str("f")`: yq reads any file named in the expression.
-        "yq" if v.args.iter().any(|a| a.contains("load")) => return Risk::Moderate,
+        "yq" if v.args.iter().any(|a| a.contains("load")) => return true,
         // `go env -w/-u` writes the Go configuration (`GOFLAGS=-toolexec=…` runs a program
         // at every build).
         "go" if v.args.first() == Some(&"env")
             && v.args.iter().any(|a| matches!(*a, "-w" | "-u")) =>
         {
-            return Risk::Moderate;
+            return true;
         }
-        "env" | "command" if v.args.iter().any(|a| !a.starts_with('-')) => return Risk::Moderate,
+        "env" | "command" if v.args.iter().any(|a| !a.starts_with('-')) => return true,
         // `date MMDDhhmm[[CC]YY][.ss]` sets the clock like `date -s`; only `+FORMAT` reads.
         "date"
             if v.positionals(&["-d", "--date", "-f", "--file", "-r", "--reference"])
                 .iter()
                 .any(|a| !a.starts_with('+')) =>
         {
-            return Risk::Moderate;
+            return true;
         }
         "xxd" if v.args.iter().filter(|a| !a.starts_with('-')).count() > 1 => {
-            return Risk::Moderate;
+            return true;
         }
         "uniq" if v.args.iter().filter(|a| !a.starts_with('-')).count() > 1 => {
-            return Risk::Moderate;
+            return true;
         }
         _ => {}
     }
+    false
+}
+
+/// Whether the subcommand of a program whose table entry lists read-only subcommands is
+/// one of them (git's listings included).
+fn subcommand_baseline(v: &View<'_>, entry: &ReadOnly, prog: &str) -> Risk {
     if entry.subs.is_empty() {
         return Risk::ReadOnly;
     }

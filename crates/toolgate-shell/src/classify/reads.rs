@@ -175,77 +175,13 @@ pub(super) fn option_value_of(args: &[Field], options: &[&str]) -> Option<Field>
 
 /// Values of `options` in every spelling: `-f FILE`, `-fFILE`, `--file=FILE`, `--file FILE`.
 pub(crate) fn option_values(args: &[Field], options: &[&str], out: &mut Vec<Field>) {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "--" {
-            break;
-        }
-        for o in options {
-            if a == *o {
-                if let Some(v) = args.get(i + 1) {
-                    out.push(v.clone());
-                }
-                i += 1;
-                break;
-            }
-            let attached = if o.starts_with("--") {
-                a.strip_prefix(o).and_then(|r| r.strip_prefix('='))
-            } else {
-                a.strip_prefix(o)
-                    .filter(|r| !r.is_empty() && !a.starts_with("--"))
-            };
-            if let Some(v) = attached {
-                out.push(part(&args[i], v));
-                break;
-            }
-            // Inside a bundle of short options: `date -uf FILE`, `grep -rif FILE`.
-            if let Some(letter) = o.strip_prefix('-').filter(|l| l.len() == 1)
-                && a.len() > 2
-                && a.starts_with('-')
-                && !a.starts_with("--")
-                && let Some(k) = a[1..].find(letter)
-            {
-                let rest = &a[1 + k + 1..];
-                if rest.is_empty() {
-                    if let Some(v) = args.get(i + 1) {
-                        out.push(v.clone());
-                    }
-                    i += 1;
-                } else {
-                    out.push(part(&args[i], rest));
-                }
-                break;
-            }
-        }
-        i += 1;
-    }
+    out.extend(crate::argv::values_of(args, options));
 }
 
 /// git's subcommand and the words after it, past the global options (`-C DIR`, `-c K=V`).
 pub(crate) fn git_subcommand(args: &[Field]) -> Option<(&str, &[Field])> {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if matches!(
-            a,
-            "-C" | "-c"
-                | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--super-prefix"
-                | "--attr-source"
-                | "--list-cmds"
-        ) {
-            i += 2;
-        } else if a.starts_with('-') {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    Some((args.get(i)?.text.as_str(), &args[i + 1..]))
+    let i = crate::grammars::git_subcommand_index(args)?;
+    Some((args[i].text.as_str(), &args[i + 1..]))
 }
 
 /// git subcommands that print file contents.

@@ -122,6 +122,29 @@ const COMMON_READ: &[&str] = &[
     "alias",
 ];
 
+/// Verbs that change a resource even after a word that can name a read (`version`,
+/// `config`, `status`).
+const MUTATING_VERBS: &[&str] = &[
+    "activate",
+    "deactivate",
+    "deploy",
+    "promote",
+    "rollback",
+    "purge",
+    "publish",
+    "scale",
+    "restart",
+    "stop",
+    "shutdown",
+    "create",
+    "update",
+    "upload",
+    "apply",
+    "import",
+    "enable",
+    "disable",
+];
+
 /// Remote CLIs.
 #[rustfmt::skip]
 pub(crate) const REMOTE_CLIS: &[RemoteCli] = &[
@@ -133,8 +156,9 @@ pub(crate) const REMOTE_CLIS: &[RemoteCli] = &[
     RemoteCli { programs: &["terraform", "tofu", "terragrunt"], read: &["workspace", "console", "providers", "state:list", "state:show", "state:pull", "get", "modules", "test", "metadata", "login"], depth: 2},
     RemoteCli { programs: &["pulumi", "cdk", "cdktf", "serverless", "sls", "sst", "amplify"], read: &["stack:ls", "stack:output", "stack:select", "stack:init", "synth", "ls", "new", "about", "whoami", "config:get", "package"], depth: 2},
     RemoteCli { programs: &["heroku", "fly", "flyctl", "vercel", "netlify", "railway", "render", "firebase", "wrangler", "supabase", "surge", "now"], read: &["link", "pull", "local", "functions:serve", "emulators:start", "env:ls", "secrets:list", "status", "open", "deploy:list", "apps:list", "logs", "whoami"], depth: 2},
-    RemoteCli { programs: &["gh", "glab", "hub"], read: &["pr:checkout", "pr:list", "pr:view", "pr:diff", "pr:checks", "pr:status", "issue:list", "issue:view", "issue:status", "run:list", "run:view", "run:watch", "run:download", "repo:view", "repo:clone", "repo:list", "release:list", "release:view", "release:download", "workflow:list", "workflow:view", "api", "auth", "search", "browse", "gist:view", "gist:list", "label:list", "cache:list", "codespace:list", "ssh-key:list", "secret:list", "variable:list", "mr:list", "mr:view", "mr:diff", "mr:checkout", "ci:view", "ci:list", "ci:status", "extension:list"], depth: 2},
-    RemoteCli { programs: &["vault", "consul", "nomad", "doppler", "op", "bw", "infisical", "sops", "stripe", "algolia", "fastly", "flarectl", "twilio", "sentry-cli", "datadog-ci", "newrelic", "ldcli", "unleash", "flipt", "restic", "borg", "rabbitmqctl", "kafka-topics", "kafka-configs", "kafka-acls", "kafka-consumer-groups", "kafka-delete-records", "gitlab-runner", "deck", "kong", "splunk"], read: &["kv:get", "read", "secrets:list", "policy:read", "run", "setup", "item:get", "list_queues", "list_users", "list_exchanges", "list_bindings", "list_permissions", "cluster_status", "environment", "ping", "--list", "--describe", "check", "mount", "extract", "snapshots", "stats", "restore", "verify", "--version", "backup", "create", "unlock", "lsjson", "init", "key"], depth: 2},
+    RemoteCli { programs: &["gh", "glab", "hub"], read: &["pr:checkout", "pr:list", "pr:view", "pr:diff", "pr:checks", "pr:status", "issue:list", "issue:view", "issue:status", "run:list", "run:view", "run:watch", "run:download", "repo:view", "repo:clone", "repo:list", "release:list", "release:view", "release:download", "workflow:list", "workflow:view", "api", "auth", "search", "browse", "gist:view", "gist:list", "label:list", "cache:list", "codespace:list", "ssh-key:list", "secret:list", "variable:list", "mr:list", "mr:view", "mr:diff", "mr:checkout", "ci:view", "ci:list", "ci:status", "extension:list", "pr:create", "pr:comment", "pr:edit", "pr:ready", "pr:review", "pr:reopen", "issue:create", "issue:comment", "issue:edit", "issue:reopen", "run:rerun", "repo:fork", "gist:create", "label:create", "mr:create", "mr:note", "mr:update", "issue:note"], depth: 2},
+    RemoteCli { programs: &["fastly"], read: &[], depth: 3},
+    RemoteCli { programs: &["vault", "consul", "nomad", "doppler", "op", "bw", "infisical", "sops", "stripe", "algolia", "flarectl", "twilio", "sentry-cli", "datadog-ci", "newrelic", "ldcli", "unleash", "flipt", "restic", "borg", "rabbitmqctl", "kafka-topics", "kafka-configs", "kafka-acls", "kafka-consumer-groups", "kafka-delete-records", "gitlab-runner", "deck", "kong", "splunk"], read: &["kv:get", "read", "secrets:list", "policy:read", "run", "setup", "item:get", "list_queues", "list_users", "list_exchanges", "list_bindings", "list_permissions", "cluster_status", "environment", "ping", "--list", "--describe", "check", "mount", "extract", "snapshots", "stats", "restore", "verify", "--version", "backup", "create", "unlock", "lsjson", "init", "key"], depth: 2},
 ];
 
 fn verb_is_read(verb: &str, extra: &[&str]) -> bool {
@@ -159,6 +183,27 @@ fn verb_is_read(verb: &str, extra: &[&str]) -> bool {
                 v == *r || tail == *r
             }
         })
+}
+
+/// Whether a copy's positionals (`s3 cp SRC DST`, `cp SRC DST`) copy from a remote source
+/// to a local destination.
+pub(crate) fn is_download(pos: &[&str]) -> bool {
+    let Some(verb) = pos
+        .iter()
+        .position(|w| matches!(*w, "cp" | "sync" | "copy" | "copyto" | "rsync" | "download"))
+    else {
+        return false;
+    };
+    let ops = &pos[verb + 1..];
+    let remote = |w: &str| {
+        w.contains("://")
+            || w.split_once(':')
+                .is_some_and(|(h, _)| !h.is_empty() && !h.contains('/') && !h.starts_with('.'))
+    };
+    match ops.split_last() {
+        Some((dst, srcs)) => !srcs.is_empty() && !remote(dst) && srcs.iter().all(|s| remote(s)),
+        None => false,
+    }
 }
 
 fn remote_mutation(v: &View<'_>) -> Option<String> {
@@ -219,6 +264,11 @@ fn remote_mutation(v: &View<'_>) -> Option<String> {
         "--entity-name",
         "--repo-path",
     ]);
+    // A copy from the remote side to this machine (`aws s3 cp s3://b/x .`) reads there and
+    // writes here; where it writes is a path fact.
+    if is_download(&pos) {
+        return None;
+    }
     // Pairs such as `s3:ls` or `pr:view` allow reads scoped to a group.
     let pair = match (pos.first(), pos.get(1)) {
         (Some(a), Some(b)) => format!("{a}:{b}"),
@@ -234,7 +284,13 @@ fn remote_mutation(v: &View<'_>) -> Option<String> {
             verbs.join(" ")
         ));
     }
-    if verbs.iter().any(|w| verb_is_read(w, cli.read)) {
+    // A read word counts unless a mutating verb follows it (`fastly service version
+    // activate`: `version` is the resource there, `activate` the action).
+    if let Some(i) = verbs.iter().position(|w| verb_is_read(w, cli.read))
+        && !verbs[i + 1..]
+            .iter()
+            .any(|w| MUTATING_VERBS.contains(&w.to_ascii_lowercase().as_str()))
+    {
         return None;
     }
     // Flag-only reads (`kafka-topics --list`).
@@ -268,6 +324,7 @@ pub(crate) const RULES: &[Rule] = &[Rule {
         "helm upgrade --install x ./chart",
         "vault secrets disable kv/",
         "restic forget --prune",
+        "fastly service version activate --version 5",
     ],
     not_matches: &[
         "aws s3 ls",
@@ -282,5 +339,10 @@ pub(crate) const RULES: &[Rule] = &[Rule {
         "vercel env ls",
         "kubectl apply -f x.yaml --dry-run=client",
         "restic snapshots",
+        "aws s3 cp s3://bucket/data.csv .",
+        "fastly service version list --service-id x",
+        "gcloud config set project p",
+        "gsutil cp gs://bucket/file ./data/",
+        "gh pr create --title x --body y",
     ],
 }];

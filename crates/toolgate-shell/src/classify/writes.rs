@@ -92,6 +92,12 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
         {
             out.extend(ops().into_iter().skip(1).map(|f| (f, Access::Write)));
         }
+        // The archive a tar creates or appends to is written.
+        "tar" | "gtar" | "bsdtar" if creating_tar(args) => {
+            if let Some(a) = tar_archive(args).filter(|a| a.text != "-") {
+                out.push((a, Access::Write));
+            }
+        }
         // Archive members named on the command line are written when extracting.
         "tar" | "gtar" | "bsdtar" if extracting_tar(args) => {
             let dir = super::reads::option_value_of(args, &["-C", "--directory"]);
@@ -106,6 +112,16 @@ pub(super) fn extra_writes(prog: &str, args: &[Field]) -> Vec<(Field, Access)> {
             }
         }
         "git" => git_writes(args, &mut out),
+        // A download from object storage writes its local destination.
+        "aws" | "gsutil" | "gcloud" | "s3cmd" | "mc" | "rclone" | "azcopy" => {
+            let words = ops();
+            let pos: Vec<&str> = words.iter().map(|f| f.text.as_str()).collect();
+            if super::remote::is_download(&pos)
+                && let Some(dst) = words.last()
+            {
+                out.push((dst.clone(), Access::Write));
+            }
+        }
         _ => {}
     }
     out
@@ -165,6 +181,68 @@ fn under(dir: Option<&Field>, member: &Field) -> Field {
 }
 
 /// Whether a tar command line extracts (`-x`, `--extract`, `--get`, old-style `xf`).
+/// Short options of tar that take a value, in either style.
+const TAR_VALUED: &str = "fCbgHKLNTVXIF";
+
+/// tar's grammar for dashed options.
+const TAR: crate::argv::Grammar<'static> = crate::argv::Grammar {
+    short_val: TAR_VALUED,
+    long_val: &[
+        "--file",
+        "--directory",
+        "--files-from",
+        "--exclude-from",
+        "--exclude",
+        "--format",
+        "--blocking-factor",
+        "--listed-incremental",
+        "--newer",
+        "--owner",
+        "--group",
+        "--mode",
+        "--mtime",
+        "--transform",
+        "--xform",
+        "--label",
+        "--tape-length",
+        "--starting-file",
+    ],
+    long_val_abbrev: &["--use-compress-program", "--to-command"],
+    ..crate::argv::Grammar::EMPTY
+};
+
+/// Whether a tar command line creates, appends to or updates an archive.
+fn creating_tar(args: &[Field]) -> bool {
+    let bundle = |t: &str| t.chars().any(|c| matches!(c, 'c' | 'r' | 'u'));
+    args.first().is_some_and(|a| {
+        !a.text.starts_with('-')
+            && a.text.chars().all(|c| c.is_ascii_alphabetic())
+            && bundle(&a.text)
+    }) || args.iter().take_while(|a| a.text != "--").any(|a| {
+        (a.text.starts_with('-') && !a.text.starts_with("--") && bundle(&a.text[1..]))
+            || matches!(a.text.as_str(), "--create" | "--append" | "--update")
+    })
+}
+
+/// The archive of a tar command line: `-f X`, `--file=X`, or in an old-style bundle
+/// (`tar czf X …`) the word the `f` takes, counting the valued letters before it.
+fn tar_archive(args: &[Field]) -> Option<Field> {
+    if let Some(first) = args.first()
+        && !first.text.starts_with('-')
+        && first.text.chars().all(|c| c.is_ascii_alphabetic())
+        && let Some(at) = first.text.find('f')
+    {
+        let before = first.text[..at]
+            .chars()
+            .filter(|c| TAR_VALUED.contains(*c))
+            .count();
+        return args.get(1 + before).cloned();
+    }
+    let mut argv = vec![Field::lit("tar")];
+    argv.extend(args.iter().cloned());
+    TAR.parse(&argv, 1).value('f', "file").cloned()
+}
+
 fn extracting_tar(args: &[Field]) -> bool {
     args.iter().enumerate().any(|(i, w)| {
         let t = w.text.as_str();
@@ -367,7 +445,9 @@ mod tests {
         assert_eq!(writes("tar -xf a.tar conf/x"), ["conf/x"]);
         assert_eq!(writes("tar xzf a.tgz conf/x"), ["conf/x"]);
         assert_eq!(writes("tar -xf a.tar -C out conf/x"), ["out/conf/x"]);
-        assert_eq!(writes("tar -cf a.tar conf"), Vec::<String>::new());
+        assert_eq!(writes("tar -cf a.tar conf"), ["a.tar"]);
+        assert_eq!(writes("tar czf /tmp/k.tgz -C / etc"), ["/tmp/k.tgz"]);
+        assert_eq!(writes("tar cCf / k.tar etc"), ["k.tar"]);
         assert_eq!(writes("unzip -o a.zip conf/x"), ["conf/x"]);
         assert_eq!(writes("unzip a.zip -d out conf/x"), ["out/conf/x"]);
     }

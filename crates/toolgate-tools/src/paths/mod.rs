@@ -17,7 +17,6 @@
 //! renaming a temporary file over it, which never writes through a link of any kind.
 
 mod open;
-mod protected;
 
 use std::ffi::OsString;
 use std::os::fd::AsRawFd as _;
@@ -38,7 +37,6 @@ pub(crate) use open::{
     Expect, FileKind, Opened, RootDir, WriteOptions, describe_kind, open_dir, open_file,
     write_atomic,
 };
-pub use protected::{PROTECTED_PATHS, ProtectedKind, ProtectedPath, is_protected_path};
 
 /// A path checked against the session's roots.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,18 +86,10 @@ impl ResolvedPath {
     }
 }
 
-/// Whether a path is protected, judged relative to the root that contains it (so a workspace
-/// that itself lives under, say, `~/.cargo` is not protected as a whole).
+/// Whether a path is protected (the path-class table, judged below the root that contains
+/// it, so a workspace that itself lives under, say, `~/.cargo` is not protected as a whole).
 pub fn is_protected_in(session: &Session, path: &Path) -> bool {
-    let root = session
-        .workspace()
-        .roots()
-        .filter(|r| path.starts_with(r))
-        .max_by_key(|r| r.as_os_str().len());
-    match root.and_then(|r| path.strip_prefix(r).ok()) {
-        Some(rel) => is_protected_path(rel),
-        None => is_protected_path(path),
-    }
+    session.workspace().classify(path).protected.is_some()
 }
 
 /// Expands `~` and `~/…` with `$HOME`; refuses `~user`.

@@ -1,12 +1,14 @@
 //! The Bash tool: runs a command with `bash -c` in the session's directory, in its own
 //! process group, and returns its merged output, bounded.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate_core::outputs::SessionOutputs;
 use toolgate_core::{Session, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::{
     CallFacts, Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec,
@@ -17,7 +19,7 @@ use crate::shell::config::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, ShellConfig, TIME
 use crate::shell::exec::{self, Ended, ExitInfo, Proc, SpawnError, SpawnRequest};
 use crate::shell::output::{OutputBuffer, Rendered};
 use crate::shell::tasks::{self, NewTask, Task, TaskOrigin, TaskTable};
-use crate::shell::{TOOL_VERSION, env};
+use crate::shell::{TOOL_VERSION, cwd, env};
 
 /// Bash's input.
 #[derive(Debug, Deserialize)]
@@ -129,8 +131,37 @@ fn analyze_command(command: &str, session: &Session, config: &ShellConfig) -> An
         roots: session.workspace().roots().map(Path::to_path_buf).collect(),
         home: home_dir(config),
         ..Context::default()
-    };
+    }
+    .with_sources(read_sourced_file);
     toolgate_shell::analyze(command, &ctx)
+}
+
+/// Largest sourced script the analyzer reads (`. ./env/dev.sh`); a bigger one is not walked
+/// (its variables are then untrusted). The analyzer's own value budget is the same.
+pub const MAX_SOURCED_BYTES: u64 = toolgate_shell::limits::MAX_VALUE_BYTES as u64;
+
+/// Reads a workspace file a command sources, for the analyzer to walk
+/// ([`toolgate_shell::Context::with_sources`]; it asks only for paths inside the roots): a
+/// regular file of at most [`MAX_SOURCED_BYTES`], never a credentials file (`source .env`
+/// is then not walked, so its values stay out of the analysis).
+pub fn read_sourced_file(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let no_roots: &[&Path] = &[];
+    if toolgate_protocol::paths::classify(path, no_roots, None)
+        .secret
+        .is_some()
+    {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_SOURCED_BYTES + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= MAX_SOURCED_BYTES).then_some(text)
 }
 
 #[async_trait]
@@ -152,6 +183,8 @@ impl TypedTool for BashTool {
                 "`command` contains a NUL byte, which no shell can run; remove it".into(),
             ));
         }
+        // The analysis resolves relative paths against the cwd: re-resolve it first.
+        cwd::resolve(&ctx.session);
         input.analysis = Some(analyze_command(&input.command, &ctx.session, &self.config));
         Ok(())
     }
@@ -172,8 +205,8 @@ impl TypedTool for BashTool {
             .analysis
             .take()
             .unwrap_or_else(|| analyze_command(&input.command, &session, config));
-        let mut notices = Vec::new();
-        let cwd = usable_cwd(&session, &mut notices);
+        let cwd = cwd::resolve(&session);
+        let notices = cwd::take_notices(&session);
         let server = analysis.server.as_ref().filter(|s| !s.background);
         let background = input.run_in_background || server.is_some();
         let table = TaskTable::of(&session);
@@ -183,7 +216,8 @@ impl TypedTool for BashTool {
         let output = Arc::new(Mutex::new(OutputBuffer::new(
             config.max_inline_chars,
             config.max_output_bytes,
-            config.session_dir(session.id()),
+            SessionOutputs::of(&session),
+            config.output_dir.clone(),
             if background { "task-" } else { "bash-" },
         )));
         let path = if background {
@@ -193,7 +227,13 @@ impl TypedTool for BashTool {
         } else {
             None
         };
-        let (env, mut removed) = env::scrub(config.source_env(), &config.allow_env);
+        let (mut env, mut removed) = env::scrub(config.source_env(), &config.allow_env);
+        env.extend(
+            config
+                .set_env
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
         if ctx.room.is_some() && config.env.is_some() {
             // A room builds its own environment, typically from this process's: remove
             // what looks secret there too.
@@ -208,6 +248,7 @@ impl TypedTool for BashTool {
             shell: &config.shell,
             command: &input.command,
             cwd: &cwd,
+            cwd_handle: cwd::handle(&session, &cwd),
             env,
             removed_env: &removed,
             room: ctx.room.as_deref(),
@@ -257,22 +298,6 @@ impl TypedTool for BashTool {
 
 fn lock(out: &Mutex<OutputBuffer>) -> std::sync::MutexGuard<'_, OutputBuffer> {
     out.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The session's cwd, or its root (with a notice) when the directory has gone.
-fn usable_cwd(session: &Session, notices: &mut Vec<String>) -> PathBuf {
-    let cwd = session.cwd();
-    if cwd.is_dir() {
-        return cwd;
-    }
-    let root = session.workspace().root().to_path_buf();
-    session.set_cwd(&root);
-    notices.push(format!(
-        "The working directory {} no longer exists; the command ran in {}.",
-        cwd.display(),
-        root.display()
-    ));
-    root
 }
 
 fn cap_error(table: &TaskTable, cap: usize) -> ToolError {
@@ -430,6 +455,8 @@ impl Foreground {
         let mut out = lock(&self.output);
         let rendered = out.render();
         out.discard_file_if_unneeded(&rendered);
+        // What is left is named by the result (`stdout_path`): it outlives the session.
+        out.keep_file();
         let path = out.path().map(Path::to_path_buf);
         (rendered, path)
     }
@@ -524,9 +551,15 @@ fn update_cwd(
     if target == before {
         return;
     }
-    if !session.set_cwd(&target) {
+    if !session.workspace().contains(&target) {
         notices.push(format!(
             "Shell cwd was reset to {}: {} is outside the allowed directories.",
+            before.display(),
+            target.display()
+        ));
+    } else if !cwd::set(session, &target) {
+        notices.push(format!(
+            "Shell cwd was reset to {}: {} cannot be opened without following a symlink.",
             before.display(),
             target.display()
         ));

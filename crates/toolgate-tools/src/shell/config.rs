@@ -2,7 +2,7 @@
 //! each value, gathered in [`ShellConfig`].
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Bash: run time when the call gives no `timeout` (Claude Code's value, 2 minutes).
@@ -84,8 +84,10 @@ pub struct ShellConfig {
     pub max_output_bytes: u64,
     /// See [`DEFAULT_MAX_LIVE_TASKS`].
     pub max_live_tasks: usize,
-    /// Where output files go: a directory per session is made under it. Default
-    /// `$TMPDIR/toolgate-outputs` (the gate's own spill directory).
+    /// Where output files go: a private directory per session is made under it. Default:
+    /// the session's output directory, shared with the gate's own spills
+    /// (`toolgate_core::outputs`: `<workspace>/.toolgate/outputs/<session>/`, capped per
+    /// session, emptied at its end except for the files a result named).
     pub output_dir: Option<PathBuf>,
     /// Environment variables passed on although their names or values look like secrets:
     /// exact names, or prefixes ending in `*` (`MY_APP_*`).
@@ -93,6 +95,9 @@ pub struct ShellConfig {
     /// The environment commands start from, before secrets are removed. `None` uses this
     /// process's environment; set it to give commands a fixed environment (and in tests).
     pub env: Option<Vec<(OsString, OsString)>>,
+    /// Variables set for every command after secrets are removed: the settings' `env` (a
+    /// sandboxed command gets them from the room's policy instead).
+    pub set_env: Vec<(String, String)>,
 }
 
 impl Default for ShellConfig {
@@ -105,6 +110,7 @@ impl Default for ShellConfig {
             output_dir: None,
             allow_env: Vec::new(),
             env: None,
+            set_env: Vec::new(),
         }
     }
 }
@@ -117,44 +123,6 @@ impl ShellConfig {
             None => std::env::vars_os().collect(),
         }
     }
-
-    /// The directory for one session's output files (not created here).
-    pub(crate) fn session_dir(&self, session_id: &str) -> PathBuf {
-        let base = self
-            .output_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("toolgate-outputs"));
-        base.join(safe_name(session_id))
-    }
-}
-
-/// A file-name-safe version of an id chosen by someone else (session ids, call ids).
-pub(crate) fn safe_name(id: &str) -> String {
-    let cleaned: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(80)
-        .collect();
-    if cleaned.is_empty() || cleaned.chars().all(|c| c == '_') {
-        "session".to_owned()
-    } else {
-        cleaned
-    }
-}
-
-/// Creates `dir` (and its parents), private to the user where it is new.
-pub(crate) fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }
 
 #[cfg(test)]
@@ -164,13 +132,5 @@ mod tests {
     #[test]
     fn timeout_grace_leaves_room_for_the_result() {
         assert!(TIMEOUT_TERM_GRACE + DRAIN_GRACE * 2 < toolgate_core::TIMEOUT_GRACE);
-    }
-
-    #[test]
-    fn names_are_made_safe() {
-        assert_eq!(safe_name("a/../b"), "a____b");
-        assert_eq!(safe_name(""), "session");
-        assert_eq!(safe_name(".."), "session");
-        assert_eq!(safe_name("3f2a-bc_1"), "3f2a-bc_1");
     }
 }

@@ -57,6 +57,8 @@ pub(crate) struct SpawnRequest<'a> {
     pub command: &'a str,
     /// Working directory.
     pub cwd: &'a Path,
+    /// A handle on it, to start in by `fchdir` when there is no room (`shell::cwd`).
+    pub cwd_handle: Option<OwnedFd>,
     /// The scrubbed environment (used when there is no room).
     pub env: Vec<(OsString, OsString)>,
     /// Names removed by scrubbing (removed from a room's environment too).
@@ -152,10 +154,22 @@ pub(crate) fn spawn(req: SpawnRequest<'_>) -> Result<Proc, SpawnError> {
         .stderr(writer_err)
         .process_group(0)
         .kill_on_drop(true);
+    // Nothing but 0–2 and the report pipe (installed next) reaches the command: in
+    // particular no approval channel (docs/permissions.md). A room's command did this
+    // itself, before handing its helper the descriptors the helper needs.
+    if req.room.is_none() {
+        toolgate_core::child::only_standard_descriptors(cmd.as_std_mut());
+    }
     // SAFETY: the closure runs in the child between fork and exec; it only calls dup2 or
     // fcntl (async-signal-safe) and allocates nothing on success.
     unsafe {
         cmd.pre_exec(move || install_report_fd(raw));
+    }
+    if let (None, Some(handle)) = (req.room, req.cwd_handle) {
+        // SAFETY: as above: fchdir only. The closure owns the handle until `cmd` is dropped.
+        unsafe {
+            cmd.pre_exec(move || crate::shell::cwd::enter(handle.as_raw_fd()));
+        }
     }
     let child = cmd.spawn().map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound && req.room.is_none() {

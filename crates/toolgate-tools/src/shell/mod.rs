@@ -28,7 +28,14 @@
 //! let registry = register_shell_tools(Registry::builder(), &ShellConfig::default())
 //!     .build()
 //!     .unwrap();
-//! let gate = Gate::builder().workspace(dir.path()).registry(registry).build().unwrap();
+//! // Every call allowed, for the example; real gates get the permission engine
+//! // (`toolgate-setup`).
+//! let gate = Gate::builder()
+//!     .workspace(dir.path())
+//!     .registry(registry)
+//!     .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
+//!     .build()
+//!     .unwrap();
 //!
 //! let ok = gate.execute(ToolCall::new("1", "Bash", json!({"command": "echo hi; echo oops >&2; exit 3"}))).await;
 //! assert_eq!(ok.output().unwrap().joined_text(), "hi\noops\nExit code 3");
@@ -37,6 +44,7 @@
 
 mod bash;
 mod config;
+mod cwd;
 mod env;
 mod exec;
 mod output;
@@ -48,7 +56,7 @@ use std::sync::Arc;
 
 use toolgate_core::{RegistryBuilder, Tool};
 
-pub use bash::{BashInput, BashTool};
+pub use bash::{BashInput, BashTool, MAX_SOURCED_BYTES, read_sourced_file};
 pub use config::*;
 pub use task_tools::{
     BashOutputInput, BashOutputTool, KillShellInput, KillShellTool, TaskOutputInput,

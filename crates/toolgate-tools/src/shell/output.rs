@@ -1,10 +1,14 @@
 //! Bounded output capture: the first and last bytes of a command's output stay in memory, and
 //! everything goes to a file once the output outgrows the inline budget, so memory stays
-//! `O(budget)` however much a command prints.
+//! `O(budget)` however much a command prints. The file lives in the session's output
+//! directory and counts against the session's budget (`toolgate_core::outputs`).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolgate_core::outputs::SessionOutputs;
 
 /// Bytes of memory kept per inline character, at each end: UTF-8 needs up to four.
 const BYTES_PER_CHAR: usize = 4;
@@ -24,13 +28,18 @@ pub(crate) struct OutputBuffer {
     total: u64,
     /// UTF-8 characters so far (bytes that are not continuation bytes).
     chars: u64,
-    dir: PathBuf,
+    /// The session's output files: directory, budget, what outlives the session.
+    outputs: Arc<SessionOutputs>,
+    /// The base directory configured for them (`ShellConfig::output_dir`), if any.
+    base: Option<PathBuf>,
     prefix: &'static str,
     file: Option<(File, PathBuf)>,
     /// Bytes written to the file.
     written: u64,
     file_error: Option<String>,
     over_limit: bool,
+    /// The session's budget stopped the file (it holds the first `written` bytes).
+    capped: bool,
 }
 
 /// The last `cap` bytes of a stream, in a fixed buffer (plain copies, no per-byte work).
@@ -122,11 +131,13 @@ pub(crate) struct Rendered {
 }
 
 impl OutputBuffer {
-    /// A buffer whose inline text is at most `max_inline_chars`, with files made in `dir`.
+    /// A buffer whose inline text is at most `max_inline_chars`, with its file made in the
+    /// session's output directory (under `base` when set).
     pub(crate) fn new(
         max_inline_chars: usize,
         max_bytes: u64,
-        dir: PathBuf,
+        outputs: Arc<SessionOutputs>,
+        base: Option<PathBuf>,
         prefix: &'static str,
     ) -> Self {
         let keep = max_inline_chars.max(1) * BYTES_PER_CHAR;
@@ -139,12 +150,14 @@ impl OutputBuffer {
             max_bytes,
             total: 0,
             chars: 0,
-            dir,
+            outputs,
+            base,
             prefix,
             file: None,
             written: 0,
             file_error: None,
             over_limit: false,
+            capped: false,
         }
     }
 
@@ -181,11 +194,11 @@ impl OutputBuffer {
     }
 
     fn open_file(&mut self, earlier: &[u8]) -> io::Result<()> {
-        crate::shell::config::ensure_private_dir(&self.dir)?;
+        let dir = self.outputs.dir(self.base.as_deref())?;
         let (file, path) = tempfile::Builder::new()
             .prefix(self.prefix)
             .suffix(".txt")
-            .tempfile_in(&self.dir)?
+            .tempfile_in(&dir)?
             .keep()
             .map_err(|e| e.error)?;
         self.file = Some((file, path));
@@ -194,7 +207,11 @@ impl OutputBuffer {
     }
 
     fn write_file(&mut self, data: &[u8]) {
-        if data.is_empty() {
+        if data.is_empty() || self.capped {
+            return;
+        }
+        if self.file.is_some() && !self.outputs.reserve(data.len() as u64) {
+            self.capped = true;
             return;
         }
         if let Some((file, _)) = &mut self.file {
@@ -209,9 +226,11 @@ impl OutputBuffer {
     }
 
     /// Makes sure everything is (and will be) written to a file, for output that is read
-    /// later (background tasks). Fails only if the file cannot be created.
+    /// later (background tasks), and keeps the file past the session (the result names it).
+    /// Fails only if the file cannot be created.
     pub(crate) fn ensure_file(&mut self) -> io::Result<PathBuf> {
         if let Some((_, path)) = &self.file {
+            self.outputs.keep(path);
             return Ok(path.clone());
         }
         if self.total > self.head.len() as u64 {
@@ -225,9 +244,30 @@ impl OutputBuffer {
         let all = self.head.clone();
         self.file_error = None;
         self.open_file(&all)?;
-        self.path()
+        let path = self
+            .path()
             .map(Path::to_path_buf)
-            .ok_or_else(|| io::Error::other("the output file could not be created"))
+            .ok_or_else(|| io::Error::other("the output file could not be created"))?;
+        self.outputs.keep(&path);
+        Ok(path)
+    }
+
+    /// Keeps the file past the session: a returned result names it.
+    pub(crate) fn keep_file(&self) {
+        if let Some((_, path)) = &self.file {
+            self.outputs.keep(path);
+        }
+    }
+
+    /// Why the file holds less than everything, if it does (the session's budget).
+    pub(crate) fn file_notice(&self) -> Option<String> {
+        self.capped.then(|| {
+            format!(
+                "{}: the file holds the first {} bytes",
+                self.outputs.over_cap_notice(),
+                self.written
+            )
+        })
     }
 
     /// The byte limit.
@@ -277,6 +317,12 @@ impl OutputBuffer {
         }
         let tail_bytes = self.tail.contents();
         let where_ = match (&self.file, &self.file_error) {
+            (Some((_, path)), _) if self.capped => format!(
+                "output ({} bytes) in {}, cut short: {}",
+                self.total,
+                path.display(),
+                self.file_notice().unwrap_or_default()
+            ),
             (Some((_, path)), _) => {
                 format!("full output ({} bytes) in {}", self.total, path.display())
             }

@@ -1,7 +1,21 @@
 use super::*;
 
+use toolgate_core::{Session, SessionOptions, Workspace};
+
+/// The output files of a throwaway session, under `dir`.
+fn outputs(dir: &Path) -> Arc<SessionOutputs> {
+    let session = Session::new(Workspace::new(dir).unwrap(), SessionOptions::default());
+    SessionOutputs::of(&session)
+}
+
 fn buffer(dir: &Path, max_chars: usize) -> OutputBuffer {
-    OutputBuffer::new(max_chars, u64::MAX, dir.to_path_buf(), "t-")
+    OutputBuffer::new(
+        max_chars,
+        u64::MAX,
+        outputs(dir),
+        Some(dir.to_path_buf()),
+        "t-",
+    )
 }
 
 #[test]
@@ -73,7 +87,13 @@ fn multibyte_characters_survive_the_cut() {
 #[test]
 fn passing_the_byte_limit_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let mut b = OutputBuffer::new(10, 50, dir.path().to_path_buf(), "t-");
+    let mut b = OutputBuffer::new(
+        10,
+        50,
+        outputs(dir.path()),
+        Some(dir.path().to_path_buf()),
+        "t-",
+    );
     assert_eq!(b.push(&[b'a'; 40]), Pushed::Ok);
     assert_eq!(b.push(&[b'a'; 40]), Pushed::OverLimit);
     assert!(b.over_limit);
@@ -164,4 +184,23 @@ fn characters_are_counted_word_by_word() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn the_session_budget_stops_the_file_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = outputs(dir.path());
+    out.set_cap(30);
+    let mut b = OutputBuffer::new(
+        10,
+        u64::MAX,
+        Arc::clone(&out),
+        Some(dir.path().to_path_buf()),
+        "t-",
+    );
+    b.push(&[b'a'; 25]);
+    b.push(&[b'b'; 25]);
+    assert_eq!(b.written(), 25, "the second chunk did not fit");
+    assert!(b.file_notice().unwrap().contains("limit of 30 bytes"));
+    assert_eq!(out.used(), 25);
 }

@@ -39,6 +39,7 @@ pub fn gate_with(dir: &Path, config: &ShellConfig) -> Gate {
         .build()
         .expect("registry");
     Gate::builder()
+        .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
         .workspace(dir)
         .registry(registry)
         .build()

@@ -33,9 +33,12 @@ impl Env {
         let registry = register_file_tools(Registry::builder(), &config)
             .build()
             .unwrap();
-        let gate = f(Gate::builder().workspace(dir.path()).registry(registry))
-            .build()
-            .unwrap();
+        let gate = f(Gate::builder()
+            .policy(std::sync::Arc::new(toolgate_core::stages::AllowAll))
+            .workspace(dir.path())
+            .registry(registry))
+        .build()
+        .unwrap();
         Self { dir, outside, gate }
     }
 

@@ -1,13 +1,10 @@
 //! `toolgate config`: the effective settings, each rule with its source. Also holds
 //! [`PolicyArgs`], the settings flags shared by `check`, `config`, `trust`, `exec` and `call`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use toolgate_policy::settings::{self, LoadOptions, Settings};
-use toolgate_policy::{Engine, PolicyError, Profile};
-use toolgate_protocol::PermissionMode;
 
 use crate::cmd::usage_error;
 use crate::output;
@@ -45,71 +42,6 @@ pub struct PolicyArgs {
     pub allow_root: bool,
 }
 
-/// Everything the policy needs for a session, loaded and compiled.
-pub struct Loaded {
-    /// The effective settings.
-    pub settings: Settings,
-    /// The selected profile.
-    pub profile: Option<Profile>,
-    /// The session's mode.
-    pub mode: PermissionMode,
-    /// The compiled engine.
-    pub engine: Engine,
-}
-
-impl PolicyArgs {
-    /// Where to look for settings, from these flags and the session's.
-    pub fn load_options(
-        &self,
-        workspace: &Path,
-        add_dirs: &[PathBuf],
-        mode: Option<&str>,
-    ) -> LoadOptions {
-        let project = workspace
-            .canonicalize()
-            .unwrap_or_else(|_| workspace.to_path_buf());
-        let mut o = LoadOptions::from_env(project);
-        o.claude = self.claude;
-        o.cli.settings = self.settings.clone();
-        o.cli.allow = self.allow.clone();
-        o.cli.ask = self.ask.clone();
-        o.cli.deny = self.deny.clone();
-        o.cli.add_dirs = add_dirs.to_vec();
-        o.cli.mode = mode.map(str::to_owned);
-        o
-    }
-
-    /// Loads settings, selects the profile and mode, and compiles the engine. The root
-    /// guard counts the session as sandboxed when the settings enable the sandbox.
-    pub fn load(&self, opts: &LoadOptions) -> Result<Loaded, PolicyError> {
-        let settings = settings::load(opts)?;
-        let profile = match &self.profile {
-            Some(name) => Some(settings.profile(name)?),
-            None => None,
-        };
-        let mode = settings.resolve_mode(profile.as_ref())?;
-        let sandboxed = settings
-            .sandbox
-            .get("enabled")
-            .and_then(serde_json::Value::as_bool)
-            == Some(true);
-        let engine = settings
-            .engine_builder(profile.as_ref())
-            .root(
-                toolgate_policy::modes::running_as_root(),
-                sandboxed,
-                self.allow_root,
-            )
-            .build()?;
-        Ok(Loaded {
-            settings,
-            profile,
-            mode,
-            engine,
-        })
-    }
-}
-
 /// `toolgate config`.
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -136,10 +68,11 @@ pub struct ConfigArgs {
 
 /// Runs `toolgate config`.
 pub fn run(args: ConfigArgs) -> ExitCode {
-    let opts = args
-        .policy
-        .load_options(&args.workspace, &args.add_dirs, args.mode.as_deref());
-    let loaded = match args.policy.load(&opts) {
+    let mut setup = toolgate_setup::Setup::new(&args.workspace);
+    setup.add_dirs = args.add_dirs.clone();
+    setup.mode = args.mode.clone();
+    setup.settings = args.policy.choice();
+    let loaded = match setup.load() {
         Ok(l) => l,
         Err(e) => return usage_error("config", e),
     };
@@ -147,9 +80,15 @@ pub fn run(args: ConfigArgs) -> ExitCode {
         let mut v = loaded.settings.to_json();
         v["engineWarnings"] = serde_json::json!(loaded.engine.warnings());
         v["effectiveMode"] = serde_json::json!(loaded.mode.as_str());
+        v["webTools"] = serde_json::json!(
+            toolgate_setup::web_status(&loaded.settings)
+                .lines()
+                .collect::<Vec<_>>()
+        );
         output::print_json(&v)
     } else {
         let mut text = loaded.settings.render(loaded.engine.warnings());
+        text.push_str(&toolgate_setup::web_status(&loaded.settings));
         if let Some(p) = &loaded.profile {
             text.push_str(&format!(
                 "profile  {} selected (mode {})\n",

@@ -12,9 +12,6 @@ mod tools;
 pub mod trust;
 
 use std::process::ExitCode;
-use std::sync::Arc;
-
-use toolgate_core::Tool;
 
 use crate::cli::{Cli, Command};
 
@@ -32,15 +29,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Hook(args) => hook::run(args),
         Command::Serve(args) => serve::run(args),
     }
-}
-
-/// The tools every session starts with.
-pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
-    tools.extend(toolgate_tools::shell::shell_tools(
-        &toolgate_tools::shell::ShellConfig::default(),
-    ));
-    tools
 }
 
 /// A multi-threaded runtime for the gate; shared tools in a batch run in parallel on it.

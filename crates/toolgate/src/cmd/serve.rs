@@ -1,20 +1,23 @@
 //! `toolgate serve`: the MCP server front door, on stdio (default) or Streamable HTTP.
 //!
-//! Each connection (the stdio process, an HTTP session) gets its own gate session. When the
-//! client's `clientInfo.name` is the name of a profile in the settings (and `--profile` was
-//! not given), the session runs as that profile; the name is recorded as the audit
-//! record's `client` either way. Nobody can be asked at a terminal (stdin is the protocol),
+//! Each connection (the stdio process, an HTTP session) gets its own gate session. Its
+//! profile comes from what the client proved, never from what it claims: over stdio the
+//! launch's `--profile`; over HTTP the bearer token (`--token` for the server's own
+//! settings, `--token-file` for one token per profile). The client's `clientInfo.name` is
+//! only a label in the audit log (`NAME`, or `NAME@PROFILE` when a profile token opened
+//! the session). Nobody can be asked at a terminal (stdin is the protocol),
 //! so "ask" decisions become MCP elicitation requests to clients that support them, and
 //! otherwise go to the configured prompter (a JSON-lines UI) or are denied with a reason.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use clap::Args;
 use toolgate_core::{Gate, View};
-use toolgate_mcp::{HttpOptions, SessionError, SessionSource};
+use toolgate_mcp::{ClientIdentity, HttpOptions, ProfileToken, SessionError, SessionSource};
 
 use crate::cli::{AuditArgs, SessionArgs};
 use crate::cmd::{runtime, usage_error};
@@ -47,6 +50,23 @@ pub struct ServeArgs {
     /// Bearer token HTTP clients must send (prefer the TOOLGATE_MCP_TOKEN variable).
     #[arg(long, value_name = "TOKEN", requires = "http")]
     pub token: Option<String>,
+
+    /// A JSON file of bearer tokens that open sessions as a profile, one per profile:
+    /// `{"reviewer": "TOKEN", "ci": "TOKEN"}`. Readable by its owner only (mode 0600).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+
+    /// Most HTTP connections open at once; beyond it new ones wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = toolgate_mcp::MAX_HTTP_CONNECTIONS as u32,
+          requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+
+    /// Most HTTP connections open at once from one IP address (raise it behind a reverse
+    /// proxy, which is one address for all its clients); beyond it a connection gets 503.
+    #[arg(long, value_name = "N",
+          default_value_t = toolgate_mcp::MAX_HTTP_CONNECTIONS_PER_PEER as u32,
+          requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_peer: u32,
 
     /// Most HTTP sessions kept open at once; beyond it `initialize` is refused until a
     /// session ends (DELETE) or expires after 10 idle minutes.
@@ -110,6 +130,20 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 .clone()
                 .or_else(|| std::env::var(TOKEN_ENV).ok())
                 .filter(|t| !t.is_empty());
+            options.profile_tokens = match &args.token_file {
+                Some(path) => match read_token_file(path, &source.names) {
+                    Ok(t) => t,
+                    Err(e) => return usage_error("serve", e),
+                },
+                None => Vec::new(),
+            };
+            if let Some(token) = &options.token
+                && options.profile_tokens.iter().any(|p| &p.token == token)
+            {
+                return usage_error("serve", "--token is also a profile's token in --token-file");
+            }
+            options.limits.max_connections = args.max_connections as usize;
+            options.limits.max_connections_per_peer = args.max_connections_per_peer as usize;
             options.allowed_hosts = args.allow_hosts.clone();
             options.allowed_origins = args.allow_origins.clone();
             options.max_sessions = args.max_sessions as usize;
@@ -167,44 +201,90 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     ))
 }
 
-/// Gate sessions per client: the profile named like the client when one exists.
+/// Reads `--token-file`: a JSON object of profile name to token. Refused when others can
+/// read it, when a profile is not defined in the settings, and when a token is empty or
+/// used twice.
+fn read_token_file(path: &Path, profiles: &BTreeSet<String>) -> Result<Vec<ProfileToken>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let what = |e: &dyn std::fmt::Display| format!("--token-file {}: {e}", path.display());
+    let meta = std::fs::metadata(path).map_err(|e| what(&e))?;
+    if meta.mode() & 0o077 != 0 {
+        return Err(what(&format!(
+            "readable by others (mode {:o}); tokens are secrets: chmod 600 it",
+            meta.mode() & 0o777
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| what(&e))?;
+    let map: BTreeMap<String, String> = serde_json::from_str(&text).map_err(|e| {
+        what(&format!(
+            "expected a JSON object of profile name to token ({{\"reviewer\": \"…\"}}): {e}"
+        ))
+    })?;
+    let mut seen = BTreeSet::new();
+    let mut tokens = Vec::new();
+    for (profile, token) in map {
+        if !profiles.contains(&profile) {
+            let known: Vec<&str> = profiles.iter().map(String::as_str).collect();
+            return Err(what(&format!(
+                "no profile `{profile}` in the settings (defined: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        if token.is_empty() || !seen.insert(token.clone()) {
+            return Err(what(&format!(
+                "the token of `{profile}` is empty or another profile's"
+            )));
+        }
+        tokens.push(ProfileToken { profile, token });
+    }
+    Ok(tokens)
+}
+
+/// Gate sessions per identity: the server's own settings (with `--profile` when given) for
+/// clients without a profile token, the token's profile for the others.
 struct Profiles {
     session: SessionArgs,
     audit: AuditArgs,
-    /// The gate for clients without a profile of their name (or all, with `--profile`).
+    /// The gate for clients that authenticated no profile.
     base: Gate,
-    /// Profile names in the settings; empty when `--profile` fixes the profile.
+    /// Profile names in the settings.
     names: BTreeSet<String>,
+    /// The launch's `--profile`: the profile of clients that authenticated none.
+    launch_profile: Option<String>,
     /// Gates built per profile, on first use.
     by_profile: Mutex<HashMap<String, Gate>>,
 }
 
 impl Profiles {
     fn new(args: &ServeArgs) -> Result<Self, setup::SetupError> {
-        let names = if args.session.policy.profile.is_some() {
-            BTreeSet::new()
-        } else {
-            setup::load(&args.session)?
-                .settings
-                .profiles
-                .keys()
-                .cloned()
-                .collect()
-        };
-        let base = setup::gate(&args.session, Some(&args.audit), setup::Prompting::Mcp)?.gate;
+        let names = setup::load(&args.session)?
+            .settings
+            .profiles
+            .keys()
+            .cloned()
+            .collect();
+        let base = setup::gate(&args.session, Some(&args.audit), setup::mcp_prompting())?.gate;
         Ok(Self {
             session: args.session.clone(),
             audit: args.audit.clone(),
             base,
             names,
+            launch_profile: args.session.policy.profile.clone(),
             by_profile: Mutex::new(HashMap::new()),
         })
     }
 
-    fn gate_for(&self, client: Option<&str>) -> Result<Gate, SessionError> {
-        let Some(name) = client.filter(|n| self.names.contains(*n)) else {
+    fn gate_for(&self, profile: Option<&str>) -> Result<Gate, SessionError> {
+        let Some(name) = profile else {
             return Ok(self.base.clone());
         };
+        if !self.names.contains(name) {
+            return Err(SessionError(format!("no profile `{name}` in the settings")));
+        }
         let mut cache = self
             .by_profile
             .lock()
@@ -214,18 +294,24 @@ impl Profiles {
         }
         let mut session = self.session.clone();
         session.policy.profile = Some(name.to_owned());
-        let gate = setup::gate(&session, Some(&self.audit), setup::Prompting::Mcp)
+        let gate = setup::gate(&session, Some(&self.audit), setup::mcp_prompting())
             .map_err(|e| SessionError(format!("profile {name}: {e}")))?
             .gate;
-        tracing::info!(profile = name, "MCP client runs as the profile of its name");
+        tracing::info!(profile = name, "MCP sessions of the profile's token ready");
         cache.insert(name.to_owned(), gate.clone());
         Ok(gate)
     }
 }
 
 impl SessionSource for Profiles {
-    fn open(&self, client: Option<&str>) -> Result<Gate, SessionError> {
-        self.gate_for(client)?.open(client)
+    fn open(&self, client: &ClientIdentity) -> Result<Gate, SessionError> {
+        let gate = self.gate_for(client.profile.as_deref())?;
+        // Recorded as the profile the session runs as, whoever chose it.
+        let mut label = client.clone();
+        if label.profile.is_none() {
+            label.profile = self.launch_profile.clone();
+        }
+        toolgate_mcp::open_labelled(&gate, &label)
     }
 
     fn default_view(&self) -> View {

@@ -15,7 +15,7 @@ pub fn run(args: ToolsArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return usage_error("tools", e),
     };
-    let registry = match setup::registry(args.session.tools_snapshot.as_deref()) {
+    let registry = match setup::registry(args.session.tools_snapshot.as_deref(), &loaded.settings) {
         Ok(r) => r,
         Err(e) => return usage_error("tools", e),
     };
@@ -30,12 +30,7 @@ pub fn run(args: ToolsArgs) -> ExitCode {
             path.display()
         );
     }
-    let mut options = setup::view_options(&args.session, loaded.mode);
-    for entry in registry.entries() {
-        if loaded.engine.removes_tool(&entry.spec().name).is_some() {
-            options.deny.push(entry.spec().name.clone());
-        }
-    }
+    let options = setup::view_options(&args.session, loaded.mode, &registry, &loaded.engine);
     let view = match registry.view(&options) {
         Ok(v) => v,
         Err(e) => return usage_error("tools", e),

@@ -1,18 +1,20 @@
-//! The permission engine (`toolgate-policy`) behind the gate's policy, prompter and
-//! constraint seams.
+//! The permission engine behind the gate's seams: [`EnginePolicy`] is stage 6,
+//! [`EnginePrompter`] answers its asks, [`EngineConstraints`] is stage 7 and shapes outputs.
+//! The traits are `toolgate-core`'s; this crate implements them, as every capability crate
+//! implements its own seam.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use toolgate_policy::rate::RateScopes;
-use toolgate_policy::{Constraints, Engine, PolicyPrompter, PolicyRequest};
-use toolgate_protocol::{Access, CallError, ToolOutput, ToolSpec, Verdict};
-
-use crate::session::Session;
-use crate::stages::{
+use toolgate_core::Session;
+use toolgate_core::stages::{
     Admitted, ConstraintStage, DecisionRequest, PolicyStage, Prompter, ReadFilter,
 };
+use toolgate_protocol::{Access, CallError, ToolOutput, ToolSpec, Verdict};
+
+use crate::rate::RateScopes;
+use crate::{Constraints, Engine, PolicyPrompter, PolicyRequest};
 
 /// The engine's view of a gate decision request; `cwd` and `roots` are the session's.
 fn policy_request<'a>(

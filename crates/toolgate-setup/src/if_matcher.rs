@@ -16,14 +16,14 @@
 //! Fail-open, as in Claude Code, because running a guard hook is the safe side: a command
 //! the analyzer cannot see through runs every hook whose rule names its tool, and a rule the
 //! engine cannot compile (or only compiles with a warning, e.g. `Write(…)` path rules that
-//! Claude Code ignores) falls back to the built-in [`SimpleIfMatcher`].
+//! Claude Code ignores) runs the hook. There is no second matcher to fall back to.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use toolgate_hooks::{IfMatcher, SimpleIfMatcher};
+use toolgate_hooks::IfMatcher;
 use toolgate_policy::{Engine, PolicyRequest};
 use toolgate_protocol::{CallFacts, Decision, Layer, PermissionMode, Subject, ToolAnnotations};
 use toolgate_shell::Context;
@@ -35,7 +35,7 @@ const MAX_CACHED_RULES: usize = 1024;
 pub struct PolicyIfMatcher {
     project: PathBuf,
     home: Option<PathBuf>,
-    /// `None`: the engine could not compile the rule cleanly; use the simple matcher.
+    /// `None`: the engine could not compile the rule cleanly; the hook runs.
     cache: Mutex<HashMap<String, Option<Arc<Engine>>>>,
 }
 
@@ -88,7 +88,7 @@ fn rule_tool(rule: &str) -> &str {
 impl IfMatcher for PolicyIfMatcher {
     fn matches(&self, rule: &str, tool_name: &str, input: &Value) -> bool {
         let Some(engine) = self.engine(rule) else {
-            return SimpleIfMatcher.matches(rule, tool_name, input);
+            return true;
         };
         let mut facts = CallFacts::default();
         let mut subject = Subject::None;
@@ -204,7 +204,8 @@ mod tests {
         ));
         assert!(m.matches("mcp__srv__*", "mcp__srv__get", &json!({})));
         assert!(!m.matches("mcp__srv__*", "mcp__other__get", &json!({})));
-        // A rule the engine does not compile cleanly runs the simple matcher.
+        // A rule the engine does not compile cleanly runs the hook.
         assert!(m.matches("Bash(unclosed", "Bash", &json!({"command": "ls"})));
+        assert!(m.matches("Write(*.md)", "Bash", &json!({"command": "ls"})));
     }
 }

@@ -1,0 +1,531 @@
+//! toolgate-setup: settings in, a ready [`Gate`] out.
+//!
+//! Every front door — `toolgate exec`/`call`/`check`, `toolgate serve`, `toolgate hook` and
+//! a Rust agent that embeds the gate — builds its gate here, so they all enforce the same
+//! compiled policy: the settings sources merged with their trust rules, the permission engine
+//! and its risk floor, the user's hooks (whose `if` rules the engine matches), constraints,
+//! the sandbox (whose masks and `excludedCommands` come from the same engine), prompts and
+//! the audit log.
+//!
+//! ```no_run
+//! use toolgate_setup::Setup;
+//! use toolgate_protocol::{ToolCall, wire};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut setup = Setup::new("/path/to/project");
+//! setup.settings.allow.push("Bash(npm test)".into());
+//! setup.audit = Some(toolgate_setup::AuditChoice::default());
+//! let built = setup.build()?;
+//! let gate = built.gate;
+//!
+//! // The definitions to send to the model, then every tool_use block through the gate.
+//! let tools = gate.view().definitions(wire::Format::Anthropic);
+//! let call = ToolCall::new("toolu_1", "Read", serde_json::json!({"file_path": "README.md"}));
+//! let result = gate.execute(call).await;
+//! let block = wire::result(&result, wire::Format::Anthropic);
+//! # let _ = (tools, block);
+//! # Ok(()) }
+//! ```
+//!
+//! [`Setup::load`] stops after the settings: the merged [`Settings`], the profile, the mode
+//! and the compiled [`Engine`] (what `toolgate config` and `toolgate hook` need).
+#![deny(missing_docs)]
+
+// docs/library.md's examples, compiled and run as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryDocs;
+
+mod if_matcher;
+mod prompting;
+mod sandbox;
+mod web;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+use toolgate_audit::FsyncPolicy;
+use toolgate_core::registry::RegistryError;
+use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions};
+use toolgate_hooks::{DisableHooks, HookConfig, HookEngine, HookEnv, HookSource};
+use toolgate_policy::settings::{self, LoadOptions, Settings, SourceKind};
+use toolgate_policy::{
+    Engine, EngineConstraints, EnginePolicy, EnginePrompter, JsonLinesSource, PolicyError, Profile,
+};
+use toolgate_protocol::PermissionMode;
+
+pub use if_matcher::PolicyIfMatcher;
+pub use prompting::{Prompting, WrapPrompter};
+pub use web::status as web_status;
+
+/// A setup problem: bad options, broken settings or an unusable workspace. Nothing ran.
+#[derive(Debug, Error)]
+pub enum SetupError {
+    /// Unknown mode name.
+    #[error(transparent)]
+    Mode(#[from] toolgate_protocol::UnknownMode),
+    /// Settings could not be loaded or compiled.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The sandbox settings are invalid, or the sandbox cannot be set up.
+    #[error(transparent)]
+    Sandbox(#[from] toolgate_sandbox::SandboxError),
+    /// The registry, snapshot or view could not be built.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The gate could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The hooks in the settings are malformed.
+    #[error(transparent)]
+    Hooks(#[from] toolgate_hooks::HookError),
+    /// The web tools' settings are invalid.
+    #[error(transparent)]
+    Web(#[from] toolgate_web::WebError),
+    /// The PostgreSQL audit store is misconfigured or unreachable.
+    #[error("--audit: {0}")]
+    AuditStore(#[from] toolgate_audit_postgres::PgError),
+    /// The OTLP exporter is misconfigured.
+    #[error(transparent)]
+    Otlp(#[from] toolgate_otel::OtelError),
+    /// The shared state (`--state`) is misconfigured or unreachable.
+    #[error(transparent)]
+    State(#[from] toolgate_state::StateError),
+    /// The path of the sandbox helper is unknown.
+    #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
+    Exe(std::io::Error),
+}
+
+/// Where settings come from beyond the files toolgate finds itself (managed, project, user):
+/// the command line's `--settings`, `--allow`, `--ask`, `--deny`, `--claude`, `--profile`.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsChoice {
+    /// Settings files or inline JSON, merged above project and user settings.
+    pub files: Vec<String>,
+    /// Allow rules.
+    pub allow: Vec<String>,
+    /// Ask rules.
+    pub ask: Vec<String>,
+    /// Deny rules.
+    pub deny: Vec<String>,
+    /// Also read Claude Code's settings (`.claude/`, `~/.claude/settings.json`).
+    pub claude: bool,
+    /// The profile to run as (`toolgate.profiles.NAME`).
+    pub profile: Option<String>,
+    /// Allow `bypassPermissions` while running as root outside a sandbox.
+    pub allow_root: bool,
+}
+
+/// How the session's tool list is trimmed beyond what policy removes.
+#[derive(Debug, Clone, Default)]
+pub struct ViewChoice {
+    /// Only the simple tool set (Bash, Read, Edit).
+    pub simple: bool,
+    /// Only these tools (names or `*` globs).
+    pub only: Vec<String>,
+    /// Remove these tools (bare-name deny rules).
+    pub deny_tools: Vec<String>,
+}
+
+/// Where audit records go: the local hash-chained log (the source of truth), and the
+/// destinations that get a copy of it from its checkpoint.
+#[derive(Debug, Clone)]
+pub struct AuditChoice {
+    /// The log file; default `<workspace>/.toolgate/audit.jsonl`.
+    pub path: Option<PathBuf>,
+    /// When to fsync.
+    pub fsync: FsyncPolicy,
+    /// Under [`FsyncPolicy::Batch`]: the longest a written record waits for its fsync.
+    pub batch_interval: Duration,
+    /// PostgreSQL URLs (`postgres://USER:PASSWORD@HOST[:PORT]/DB`) that get a copy.
+    pub postgres: Vec<String>,
+    /// An OpenTelemetry collector (OTLP/HTTP base URL) that gets every call as a span and
+    /// every record as a log record.
+    pub otlp: Option<String>,
+}
+
+impl Default for AuditChoice {
+    fn default() -> Self {
+        Self {
+            path: None,
+            fsync: FsyncPolicy::default(),
+            batch_interval: toolgate_audit::AuditOptions::default().batch_interval,
+            postgres: Vec::new(),
+            otlp: None,
+        }
+    }
+}
+
+/// Everything a gate is built from. Plain data: fill it, then [`Setup::build`].
+#[derive(Clone)]
+pub struct Setup {
+    /// The workspace root: tools act only inside it (and `add_dirs`).
+    pub workspace: PathBuf,
+    /// Additional directories the session may act in.
+    pub add_dirs: Vec<PathBuf>,
+    /// The permission mode, overriding the settings' `defaultMode`.
+    pub mode: Option<String>,
+    /// Settings sources and rules from the caller.
+    pub settings: SettingsChoice,
+    /// How the tool list is trimmed.
+    pub view: ViewChoice,
+    /// Tool specs pinned in a registry snapshot file.
+    pub tools_snapshot: Option<PathBuf>,
+    /// The session id recorded in the audit log (default: a random UUID).
+    pub session_id: Option<String>,
+    /// Who answers an ask.
+    pub prompting: Prompting,
+    /// A JSON-lines UI that answers asks (`--prompt-command`, `--prompt-fds`).
+    pub prompt_ui: Option<JsonLinesSource>,
+    /// The audit log; `None` writes none.
+    pub audit: Option<AuditChoice>,
+    /// A Redis URL where rate limits are counted, shared by every process and replica using
+    /// it; `None` counts them in this process.
+    pub state: Option<String>,
+    /// The sandbox helper executable (default: this executable, or the stand-alone helper
+    /// next to it; see `toolgate_sandbox::helper_exe`).
+    pub sandbox_helper: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Setup")
+            .field("workspace", &self.workspace)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The settings of a session, loaded and compiled.
+pub struct Loaded {
+    /// The effective settings.
+    pub settings: Settings,
+    /// The selected profile.
+    pub profile: Option<Profile>,
+    /// The session's mode.
+    pub mode: PermissionMode,
+    /// The compiled permission engine.
+    pub engine: Engine,
+}
+
+/// A gate and what it was built from.
+pub struct Built {
+    /// The gate.
+    pub gate: Gate,
+    /// The permission engine deciding its calls (for `check`'s trace).
+    pub engine: Arc<Engine>,
+    /// The effective settings.
+    pub settings: Arc<Settings>,
+}
+
+impl Setup {
+    /// A setup for `workspace` with defaults everywhere: the settings files toolgate finds,
+    /// nobody to ask, no audit log.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            add_dirs: Vec::new(),
+            mode: None,
+            settings: SettingsChoice::default(),
+            view: ViewChoice::default(),
+            tools_snapshot: None,
+            session_id: None,
+            prompting: Prompting::Deny,
+            prompt_ui: None,
+            audit: None,
+            state: None,
+            sandbox_helper: None,
+        }
+    }
+
+    /// Where to look for settings.
+    pub fn load_options(&self) -> LoadOptions {
+        let project = self
+            .workspace
+            .canonicalize()
+            .unwrap_or_else(|_| self.workspace.clone());
+        let mut o = LoadOptions::from_env(project);
+        o.claude = self.settings.claude;
+        o.cli.settings = self.settings.files.clone();
+        o.cli.allow = self.settings.allow.clone();
+        o.cli.ask = self.settings.ask.clone();
+        o.cli.deny = self.settings.deny.clone();
+        o.cli.add_dirs = self.add_dirs.clone();
+        o.cli.mode = self.mode.clone();
+        o
+    }
+
+    /// Loads and merges the settings, selects the profile and mode, and compiles the
+    /// engine.
+    pub fn load(&self) -> Result<Loaded, SetupError> {
+        if let Some(mode) = &self.mode {
+            PermissionMode::from_str(mode)?;
+        }
+        load_with(&self.load_options(), &self.settings)
+    }
+
+    /// Builds the gate (see [`from_settings`]).
+    pub fn build(&self) -> Result<Built, SetupError> {
+        from_settings(self)
+    }
+}
+
+/// Loads settings for `opts`, selects `choice.profile` and the mode, and compiles the engine.
+/// The root guard counts the session as sandboxed when the settings enable the sandbox.
+pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, SetupError> {
+    let settings = settings::load(opts)?;
+    let profile = match &choice.profile {
+        Some(name) => Some(settings.profile(name)?),
+        None => None,
+    };
+    let mode = settings.resolve_mode(profile.as_ref())?;
+    let engine = settings
+        .engine_builder(profile.as_ref())
+        .root(
+            toolgate_policy::modes::running_as_root(),
+            sandbox::enabled(&settings),
+            choice.allow_root,
+        )
+        .build()?;
+    Ok(Loaded {
+        settings,
+        profile,
+        mode,
+        engine,
+    })
+}
+
+/// The tools a session with these settings starts with: the file and shell tools (their
+/// commands get the settings' `env`), WebFetch, and WebSearch when a backend is configured.
+pub fn builtin_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
+    let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
+    let shell = toolgate_tools::shell::ShellConfig {
+        set_env: settings.env_vars(),
+        ..Default::default()
+    };
+    tools.extend(toolgate_tools::shell::shell_tools(&shell));
+    tools.extend(web::tools(settings)?);
+    Ok(tools)
+}
+
+/// The registry of the tools for `settings`, pinned to a snapshot if one is given.
+pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry, SetupError> {
+    let mut builder = Registry::builder();
+    for tool in builtin_tools(settings)? {
+        builder = builder.register_arc(tool);
+    }
+    if let Some(path) = snapshot {
+        builder = builder.snapshot(Snapshot::load(path)?);
+    }
+    Ok(builder.build()?)
+}
+
+/// The view of a session in `mode`, trimmed by `choice`, by bare-name deny rules and by the
+/// profile's tool list.
+pub fn view_options(
+    choice: &ViewChoice,
+    mode: PermissionMode,
+    registry: &Registry,
+    engine: &Engine,
+) -> ViewOptions {
+    let mut view = ViewOptions {
+        mode,
+        simple: choice.simple,
+        allow_only: (!choice.only.is_empty()).then(|| choice.only.clone()),
+        deny: choice.deny_tools.clone(),
+        deferred: Vec::new(),
+    };
+    for entry in registry.entries() {
+        let name = &entry.spec().name;
+        if engine.removes_tool(name).is_some() {
+            view.deny.push(name.clone());
+        }
+    }
+    view
+}
+
+/// Builds the gate for `setup`: settings merged and compiled, the registry and view, policy,
+/// prompter, constraints, hooks, sandbox and audit log. An audit log that cannot be opened
+/// does not stop the gate from starting: every call is refused with `audit_unavailable`
+/// instead, so the caller learns why and nothing runs unaudited.
+pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
+    let Loaded {
+        settings,
+        profile,
+        mode,
+        engine,
+    } = setup.load()?;
+    let engine = Arc::new(engine);
+    for warning in &settings.warnings {
+        tracing::warn!("{warning}");
+    }
+    let registry = registry(setup.tools_snapshot.as_deref(), &settings)?;
+    let view = view_options(&setup.view, mode, &registry, &engine);
+    let scope = profile
+        .as_ref()
+        .map_or_else(|| "cli".to_owned(), |p| p.name.clone());
+    let prompter = prompting::prompter(
+        &engine,
+        &setup.prompting,
+        &settings,
+        setup.prompt_ui.clone(),
+    );
+    let mut builder = Gate::builder()
+        .workspace(&setup.workspace)
+        .registry(registry)
+        .view(view)
+        .session(SessionOptions {
+            id: setup.session_id.clone(),
+            mode,
+            client: Some(scope.clone()),
+        })
+        .policy(Arc::new(EnginePolicy(Arc::clone(&engine))))
+        .prompter(Arc::new(EnginePrompter(prompter)))
+        .constraints(Arc::new(EngineConstraints {
+            constraints: Arc::new(constraints(
+                &settings,
+                profile.as_ref(),
+                setup.state.as_deref(),
+            )?),
+            scope,
+        }));
+    let mut add_dirs: Vec<PathBuf> = setup.add_dirs.clone();
+    add_dirs.extend(settings.additional_dirs());
+    for dir in &add_dirs {
+        builder = builder.add_dir(dir);
+    }
+    // Opened before the sandbox stage, which records its network decisions in it too.
+    let audit_sink = match &setup.audit {
+        Some(audit) => Some(audit_sink(&setup.workspace, audit)?),
+        None => None,
+    };
+    if let Some(stage) = sandbox::stage(
+        &settings,
+        &engine,
+        &add_dirs,
+        setup.sandbox_helper.as_deref(),
+        audit_sink.as_ref(),
+    )? {
+        builder = builder.sandbox(Arc::new(stage));
+    }
+    let hooks = hook_config(&settings)?;
+    if !hooks.is_empty() {
+        // `if` rules get the permission engine's semantics (per-subcommand Bash matching,
+        // gitignore-style paths).
+        let if_matcher = PolicyIfMatcher::new(settings.project.clone(), settings.home.clone());
+        builder = builder.hooks(Arc::new(
+            HookEngine::new(
+                hooks,
+                HookEnv {
+                    project_dir: settings.project.clone(),
+                    transcript_path: None,
+                },
+            )
+            .with_if_matcher(Arc::new(if_matcher)),
+        ));
+    }
+    if let Some(sink) = audit_sink {
+        builder = builder.audit(sink);
+    }
+    Ok(Built {
+        gate: builder.build()?,
+        engine,
+        settings: Arc::new(settings),
+    })
+}
+
+/// The audit sink `audit` asks for: the local log, copied to each PostgreSQL URL and the
+/// OTLP collector. A log that cannot be opened refuses every call (`audit_unavailable`); a
+/// misconfigured destination (a bad URL, credentials, a missing database) stops the setup
+/// here, before anything runs.
+pub fn audit_sink(
+    workspace: &Path,
+    audit: &AuditChoice,
+) -> Result<Arc<dyn toolgate_core::stages::AuditSink>, SetupError> {
+    let mut destinations: Vec<Arc<dyn toolgate_audit::ship::Destination>> = Vec::new();
+    for url in &audit.postgres {
+        destinations.push(Arc::new(
+            toolgate_audit_postgres::PgDestination::open_checked(url)?,
+        ));
+    }
+    if let Some(url) = &audit.otlp {
+        destinations.push(Arc::new(toolgate_otel::OtlpDestination::new(
+            url,
+            Default::default(),
+        )?));
+    }
+    let path = audit
+        .path
+        .clone()
+        .unwrap_or_else(|| default_audit_path(workspace));
+    let options = toolgate_audit::AuditOptions {
+        fsync: audit.fsync,
+        batch_interval: audit.batch_interval,
+        ..toolgate_audit::AuditOptions::default()
+    };
+    Ok(toolgate_audit::open_or_refuse_with(
+        &path,
+        options,
+        destinations,
+    ))
+}
+
+/// The settings' constraints, their rate limits counted in the Redis store at `state` if
+/// one is given.
+pub fn constraints(
+    settings: &Settings,
+    profile: Option<&toolgate_policy::Profile>,
+    state: Option<&str>,
+) -> Result<toolgate_policy::Constraints, SetupError> {
+    let constraints = settings.constraints(profile);
+    match state {
+        Some(url) => {
+            let store = toolgate_state::RedisRateStore::open_checked(url)?;
+            Ok(constraints.with_store(Arc::new(store)))
+        }
+        None => Ok(constraints),
+    }
+}
+
+/// The hooks of every settings source. A project's hooks are active only once the
+/// workspace is trusted; `disableAllHooks` from managed settings disables every hook, from
+/// any other source only the non-managed ones.
+pub fn hook_config(settings: &Settings) -> Result<HookConfig, SetupError> {
+    let is_managed = |source: usize| {
+        settings
+            .sources
+            .get(source)
+            .is_some_and(|s| s.kind == SourceKind::Managed)
+    };
+    let sources: Vec<HookSource> = settings
+        .hooks
+        .iter()
+        .map(|h| HookSource {
+            hooks: h.value.clone(),
+            active: h.active,
+            label: settings
+                .sources
+                .get(h.source)
+                .map_or_else(|| "settings".to_owned(), |s| s.label.clone()),
+            managed: is_managed(h.source),
+        })
+        .collect();
+    let disable = match &settings.disable_all_hooks {
+        Some(d) if d.value && d.active && is_managed(d.source) => DisableHooks::All,
+        Some(d) if d.value && d.active => DisableHooks::NonManaged,
+        _ => DisableHooks::None,
+    };
+    Ok(HookConfig::from_sources(
+        &sources,
+        disable,
+        settings.managed_hooks_only,
+    )?)
+}
+
+/// `<workspace>/.toolgate/audit.jsonl`.
+pub fn default_audit_path(workspace: &Path) -> PathBuf {
+    workspace.join(".toolgate").join("audit.jsonl")
+}
