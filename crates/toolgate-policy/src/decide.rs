@@ -7,7 +7,7 @@
 use toolgate_protocol::{Decision, Layer, PermissionMode, Verdict};
 
 use crate::engine::{Engine, PolicyRequest};
-use crate::floor::{catastrophic, critical_deletion};
+use crate::floor::{catastrophic, critical_deletion, names_only};
 use crate::modes::{ModeStep, mode_step};
 use crate::rules::index::{Cover, allow_cover};
 use crate::rules::{Rule, RuleKind};
@@ -326,7 +326,9 @@ impl Engine {
         }
         view.paths
             .iter()
-            .filter(|p| p.access == toolgate_protocol::Access::Delete)
+            .filter(|p| {
+                p.access == toolgate_protocol::Access::Delete && !names_only(&p.beneath_only)
+            })
             .find_map(|p| critical_deletion(&p.path, self.home.as_deref(), req.cwd, req.roots))
     }
 }

@@ -57,6 +57,30 @@ pub fn critical_deletion(
     None
 }
 
+/// Whether a deletion below a directory is bounded to files with certain names
+/// (`find . -name '*.o' -delete`), so the directory itself does not go. A glob that names
+/// nothing once its `*`, `?` and bracket expressions are set aside (`*`, `[!.]*`) could
+/// match every file and bounds nothing.
+pub fn names_only(globs: &[String]) -> bool {
+    let names_something = |g: &String| {
+        let mut in_bracket = false;
+        g.chars().any(|c| match c {
+            '[' if !in_bracket => {
+                in_bracket = true;
+                false
+            }
+            ']' if in_bracket => {
+                in_bracket = false;
+                false
+            }
+            _ if in_bracket => false,
+            '*' | '?' => false,
+            _ => true,
+        })
+    };
+    !globs.is_empty() && globs.iter().all(names_something)
+}
+
 /// The hard floor for analyzer findings: the first catastrophic one.
 pub fn catastrophic(
     findings: &[toolgate_protocol::Finding],
@@ -67,6 +91,23 @@ pub fn catastrophic(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_globs_that_name_something_bound_a_deletion() {
+        let g = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(names_only(&g(&["*.o"])));
+        assert!(names_only(&g(&["*.o", "core"])));
+        for everything in [
+            &[][..],
+            &["*"],
+            &["?*"],
+            &["[!.]*"],
+            &["[a-z]*"],
+            &["*.o", "*"],
+        ] {
+            assert!(!names_only(&g(everything)), "{everything:?}");
+        }
+    }
 
     #[test]
     fn critical_paths() {

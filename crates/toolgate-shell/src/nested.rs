@@ -20,6 +20,10 @@ pub(crate) struct FindInfo {
     pub filtered: bool,
     /// `-delete` is present.
     pub delete: bool,
+    /// The name globs of `-name`/`-iname` when they are the only tests and all must hold
+    /// (no `-o`, `!`, `-not` or parentheses): only files with such a name match. Empty when
+    /// the matches are narrowed some other way, or not at all.
+    pub names: Vec<String>,
     /// `-exec` & co. command lines, `{}` still in place.
     pub execs: Vec<Vec<Field>>,
     /// Files written by `-fprint`, `-fprint0`, `-fprintf`, `-fls`.
@@ -83,6 +87,8 @@ pub(crate) fn parse_find(argv: &[Field]) -> FindInfo {
     if info.starts.is_empty() {
         info.starts.push(Field::lit("."));
     }
+    let mut names = Vec::new();
+    let mut other_tests = false;
     while i < argv.len() {
         let t = argv[i].text.as_str();
         match t {
@@ -109,10 +115,22 @@ pub(crate) fn parse_find(argv: &[Field]) -> FindInfo {
                 i += 2;
             }
             "-maxdepth" | "-regextype" | "-printf" | "-type" | "-xtype" => i += 1,
-            t if FIND_NEUTRAL.contains(&t) => {}
+            t if FIND_NEUTRAL.contains(&t) => {
+                // Alternatives, negation and pruning make a name no longer a bound.
+                other_tests |=
+                    matches!(t, "-o" | "-or" | "-not" | "!" | "(" | ")" | "," | "-prune");
+            }
+            "-name" | "-iname" if !other_tests => {
+                info.filtered = true;
+                if let Some(v) = argv.get(i + 1) {
+                    names.push(v.text.clone());
+                }
+                i += 1;
+            }
             t if t.starts_with('-') => {
                 // A test such as -name, -type, -mtime, -mindepth: it takes a value (except a few).
                 info.filtered = true;
+                other_tests = true;
                 if !matches!(
                     t,
                     "-empty" | "-readable" | "-writable" | "-executable" | "-nouser" | "-nogroup"
@@ -123,6 +141,9 @@ pub(crate) fn parse_find(argv: &[Field]) -> FindInfo {
             _ => {}
         }
         i += 1;
+    }
+    if !other_tests {
+        info.names = names;
     }
     info
 }

@@ -323,6 +323,32 @@ fn skipping_a_tools_own_safety_net_or_running_internet_code_is_denied() {
     );
 }
 
+/// A name filter bounds what `find -delete` removes below a critical directory only when
+/// it names something and nothing widens it (alternatives, negation).
+#[test]
+fn a_find_delete_below_a_critical_directory_is_denied_unless_names_bound_it() {
+    expect(
+        "deny",
+        &[
+            "find . -delete",
+            "find . -type f -delete",
+            "find . -name '*' -delete",
+            "find . -name '[!.]*' -delete",
+            "find / -name '*.o' -o -name '*' -delete",
+            "find . ! -name '*.o' -delete",
+            "find . \\( -name x -o -true \\) -delete",
+            "find ~ -iname '?*' -delete",
+        ],
+    );
+    expect(
+        "none",
+        &[
+            "find . -name '*.o' -delete",
+            "find . -name '*.pyc' -name 'x*' -delete",
+        ],
+    );
+}
+
 #[test]
 fn everyday_commands_are_not_asked_about() {
     expect(
@@ -368,11 +394,10 @@ fn everyday_commands_are_not_asked_about() {
             "aws s3 cp s3://bucket/data.csv .",
         ],
     );
-    // The temporary directory itself, or all of it, is everyone's.
-    expect(
-        "ask",
-        &["rm -rf /tmp", "rm -rf /tmp/*", "rm -rf \"$TMPDIR\"/"],
-    );
+    // All of the temporary directory is everyone's; the directory itself is a top-level
+    // directory (the floor's), and `"$TMPDIR"/` is `/` when TMPDIR is unset.
+    expect("ask", &["rm -rf /tmp/*"]);
+    expect("deny", &["rm -rf /tmp", "rm -rf \"$TMPDIR\"/"]);
 }
 
 #[test]

@@ -33,7 +33,11 @@ pub(super) fn fx_find(fx: &mut Effects, rec: &Rec, ctx: &Context) {
     if info.delete {
         for s in &info.starts {
             let ph = find_placeholder(s, info.filtered);
-            fx.add(rec, ctx, &ph, Access::Delete, true);
+            // Only files with these names go: the facts say so, so the policy's floor does
+            // not read "below D" as "D itself" (`find . -name '*.o' -delete`).
+            fx.add(rec, ctx, &ph, Access::Delete, true)
+                .only
+                .clone_from(&info.names);
         }
     }
     for w in &info.writes {
