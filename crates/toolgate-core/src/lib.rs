@@ -64,7 +64,6 @@
 #![deny(missing_docs)]
 
 pub mod asking;
-pub mod audit;
 pub mod child;
 pub mod delegate;
 mod gate;
@@ -85,4 +84,4 @@ pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
-pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};
+pub use tool::{Prepared, RunRequest, Tool, ToolContext, ToolError, TypedTool};
