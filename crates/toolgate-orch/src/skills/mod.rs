@@ -347,12 +347,11 @@ impl TypedTool for SkillTool {
                 );
             }
         }
-        match &scope {
-            Some(s) => text.push_str(&format!(
+        if let Some(s) = &scope {
+            text.push_str(&format!(
                 "\n\nWhile this skill is active you may call only: {} (and Skill, to load another).",
                 s.entries().join(", ")
-            )),
-            None => {}
+            ));
         }
         let allowed = scope.as_ref().map(|s| s.entries().to_vec());
         ActiveSkill::set(&ctx.session, scope);
@@ -379,10 +378,11 @@ fn other_files(dir: &Path) -> Vec<String> {
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_dir() && depth < 1 {
                 stack.push((p, depth + 1));
-            } else if kind.is_file() && p.file_name().is_some_and(|n| n != "SKILL.md") {
-                if let Ok(rel) = p.strip_prefix(dir) {
-                    out.push(rel.to_string_lossy().into_owned());
-                }
+            } else if kind.is_file()
+                && p.file_name().is_some_and(|n| n != "SKILL.md")
+                && let Ok(rel) = p.strip_prefix(dir)
+            {
+                out.push(rel.to_string_lossy().into_owned());
             }
             if out.len() >= MAX_SKILL_FILES {
                 break;
