@@ -14,12 +14,13 @@ use toolgate_protocol::{
 };
 
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
-use crate::sandbox::{NoSandbox, SandboxStage};
+use crate::sandbox::SandboxStage;
 use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
+use crate::stage_set::{LiveStages, StageSet};
 use crate::stages::{
-    AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest,
-    HookStage, NoAudit, NoConstraints, NoHooks, NoPolicy, PolicyStage, Prompter,
+    AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage, NoAudit,
+    PolicyStage, Prompter,
 };
 use crate::tool::{Prepared, ToolContext, ToolError};
 
@@ -69,11 +70,8 @@ impl Default for Limits {
 
 struct Shared {
     registry: Registry,
-    policy: Arc<dyn PolicyStage>,
-    prompter: Arc<dyn Prompter>,
-    hooks: Arc<dyn HookStage>,
-    constraints: Arc<dyn ConstraintStage>,
-    sandbox: Arc<dyn SandboxStage>,
+    /// The policy's stages; a reload swaps them, each call pins one set.
+    stages: LiveStages,
     audit: Arc<dyn AuditSink>,
     limits: Limits,
 }
@@ -86,11 +84,7 @@ pub struct GateBuilder {
     registry: Option<Registry>,
     view: ViewOptions,
     session: SessionOptions,
-    policy: Arc<dyn PolicyStage>,
-    prompter: Arc<dyn Prompter>,
-    hooks: Arc<dyn HookStage>,
-    constraints: Arc<dyn ConstraintStage>,
-    sandbox: Arc<dyn SandboxStage>,
+    stages: StageSet,
     audit: Arc<dyn AuditSink>,
     limits: Limits,
 }
@@ -104,11 +98,7 @@ impl Default for GateBuilder {
             registry: None,
             view: ViewOptions::default(),
             session: SessionOptions::default(),
-            policy: Arc::new(NoPolicy),
-            prompter: Arc::new(DenyPrompter),
-            hooks: Arc::new(NoHooks),
-            constraints: Arc::new(NoConstraints),
-            sandbox: Arc::new(NoSandbox),
+            stages: StageSet::default(),
             audit: Arc::new(NoAudit),
             limits: Limits::default(),
         }
@@ -155,31 +145,37 @@ impl GateBuilder {
 
     /// Stage 6.
     pub fn policy(mut self, policy: Arc<dyn PolicyStage>) -> Self {
-        self.policy = policy;
+        self.stages.policy = policy;
         self
     }
 
     /// Who answers an ask (default: deny, since no one can be asked).
     pub fn prompter(mut self, prompter: Arc<dyn Prompter>) -> Self {
-        self.prompter = prompter;
+        self.stages.prompter = prompter;
         self
     }
 
     /// Stages 5 and 10.
     pub fn hooks(mut self, hooks: Arc<dyn HookStage>) -> Self {
-        self.hooks = hooks;
+        self.stages.hooks = hooks;
         self
     }
 
     /// Stage 7.
     pub fn constraints(mut self, constraints: Arc<dyn ConstraintStage>) -> Self {
-        self.constraints = constraints;
+        self.stages.constraints = constraints;
         self
     }
 
     /// Stage 8.
     pub fn sandbox(mut self, sandbox: Arc<dyn SandboxStage>) -> Self {
-        self.sandbox = sandbox;
+        self.stages.sandbox = sandbox;
+        self
+    }
+
+    /// Stages 5–8 and 10 at once (a reloadable policy's first version).
+    pub fn stages(mut self, stages: StageSet) -> Self {
+        self.stages = stages;
         self
     }
 
@@ -214,11 +210,7 @@ impl GateBuilder {
         let view = registry.view(&view_options)?;
         let shared = Arc::new(Shared {
             registry,
-            policy: self.policy,
-            prompter: self.prompter,
-            hooks: self.hooks,
-            constraints: self.constraints,
-            sandbox: self.sandbox,
+            stages: LiveStages::new(self.stages),
             audit: self.audit,
             limits: self.limits,
         });
@@ -272,6 +264,18 @@ impl Gate {
         &self.shared.registry
     }
 
+    /// The policy's stages that a call starting now runs under.
+    pub fn stages(&self) -> Arc<StageSet> {
+        self.shared.stages.pin()
+    }
+
+    /// Replaces the policy's stages of this gate — every session and clone of it — for the
+    /// calls that start from now on; calls in flight finish under the set they started
+    /// with (see [`StageSet`]). Returns the set it replaced.
+    pub fn replace_stages(&self, stages: StageSet) -> Arc<StageSet> {
+        self.shared.stages.replace(stages)
+    }
+
     /// A new session over the same registry, stages and audit log, in the same workspace.
     /// `view` overrides the view options (for a profile); the mode comes from `options`.
     pub fn new_session(
@@ -305,12 +309,15 @@ impl Gate {
     ) -> CallResult {
         let mut flight = Flight::new(&self.shared, &self.session, &call);
         let (call_id, tool) = (call.id.clone(), call.name.clone());
+        // One policy version from start to record, whatever a reload does meanwhile.
+        let stages = self.shared.stages.pin();
         // A tool's own panic is caught around its run (`run_tool`); this catches one in any
         // other stage, so the caller still gets an answer and the record says what happened
         // instead of "cancelled".
-        let run = std::panic::AssertUnwindSafe(self.run_pipeline(call, cancel, &mut flight))
-            .catch_unwind()
-            .await;
+        let run =
+            std::panic::AssertUnwindSafe(self.run_pipeline(call, cancel, &stages, &mut flight))
+                .catch_unwind()
+                .await;
         let result = run.unwrap_or_else(|panic| {
             let what = panic_text(&*panic);
             tracing::error!(%tool, %what, "the call's pipeline panicked");
@@ -401,14 +408,20 @@ impl Gate {
         }
     }
 
-    fn context(&self, call_id: &str, cancel: &CancellationToken, timeout: Duration) -> ToolContext {
+    fn context(
+        &self,
+        stages: &StageSet,
+        call_id: &str,
+        cancel: &CancellationToken,
+        timeout: Duration,
+    ) -> ToolContext {
         ToolContext {
             session: Arc::clone(&self.session),
             call_id: call_id.to_owned(),
             cancel: cancel.clone(),
             timeout,
             room: None,
-            read_filter: self.shared.policy.read_filter(),
+            read_filter: stages.policy.read_filter(),
         }
     }
 
@@ -416,6 +429,7 @@ impl Gate {
         &self,
         call: ToolCall,
         cancel: CancellationToken,
+        stages: &StageSet,
         flight: &mut Flight,
     ) -> CallResult {
         let started = flight.started;
@@ -448,7 +462,7 @@ impl Gate {
         let spec = entry.spec().clone();
         let requested_timeout = call.input.get("timeout").and_then(Value::as_u64);
         let timeout = Duration::from_millis(spec.timeout.clamp(requested_timeout));
-        let mut ctx = self.context(&call.id, &cancel, timeout);
+        let mut ctx = self.context(stages, &call.id, &cancel, timeout);
 
         // 2–4, and again after a hook rewrites the input.
         let mut input = call.input.clone();
@@ -460,8 +474,7 @@ impl Gate {
 
         // 5 PreToolUse hooks
         let hook_input = prepared.normalized.clone().unwrap_or_else(|| input.clone());
-        let pre = self
-            .shared
+        let pre = stages
             .hooks
             .pre_tool_use(&HookRequest {
                 spec: &spec,
@@ -514,10 +527,12 @@ impl Gate {
             session: &self.session,
             hook: pre.verdict.as_ref(),
         };
-        let mut verdict = decide_off_the_reactor(&facts, || self.shared.policy.decide(&request));
+        let mut verdict = decide_off_the_reactor(&facts, || stages.policy.decide(&request));
+        // Which settings version decided, when the policy is versioned (reloadable).
+        let policy_note = stages.version.as_ref().map(|v| format!("policy {v}"));
         if verdict.decision == Decision::Ask {
             let asked = verdict.clone();
-            verdict = self.shared.prompter.ask(&request, &asked).await;
+            verdict = stages.prompter.ask(&request, &asked).await;
             if verdict.is_awaiting_input() {
                 // The front door took the question to the user and will retry the call with
                 // the answer (MCP `input_required`). Neither allowed nor denied: the call stops
@@ -527,7 +542,10 @@ impl Gate {
                     Stage::Decide,
                     StageStatus::Fail,
                     Some(verdict.clone()),
-                    Some("waiting for the user's answer".into()),
+                    Some(join_notes(
+                        "waiting for the user's answer",
+                        policy_note.as_deref(),
+                    )),
                 );
                 let err = CallError::new(
                     ErrorCode::InputRequired,
@@ -555,7 +573,7 @@ impl Gate {
                 Stage::Decide,
                 StageStatus::Fail,
                 Some(verdict.clone()),
-                None,
+                policy_note,
             );
             let mut message = format!("permission denied: {}", verdict.reason);
             if let Some(rule) = &verdict.rule {
@@ -575,11 +593,11 @@ impl Gate {
             Stage::Decide,
             StageStatus::Pass,
             Some(verdict.clone()),
-            None,
+            policy_note,
         );
 
         // 7 constrain
-        match self.shared.constraints.admit(&spec, &self.session).await {
+        match stages.constraints.admit(&spec, &self.session).await {
             Ok(admitted) => flight.stage(Stage::Constrain, StageStatus::Pass, None, admitted.note),
             Err(err) => {
                 flight.stage(
@@ -593,11 +611,7 @@ impl Gate {
         }
 
         // 8 sandbox
-        match self
-            .shared
-            .sandbox
-            .select(&spec, &input, &facts, &self.session)
-        {
+        match stages.sandbox.select(&spec, &input, &facts, &self.session) {
             Ok(room) => {
                 let note = room
                     .as_ref()
@@ -673,8 +687,7 @@ impl Gate {
 
         // 10 post hooks
         let post_input = flight.record.input.clone();
-        let post = self
-            .shared
+        let post = stages
             .hooks
             .post_tool_use(
                 &HookRequest {
@@ -707,7 +720,7 @@ impl Gate {
         // 11 shape
         let outputs = crate::outputs::SessionOutputs::of(&self.session);
         let outcome = outcome.map(|out| {
-            let out = self.shared.constraints.shape(&spec, out);
+            let out = stages.constraints.shape(&spec, out);
             shape::cap_output(
                 out,
                 self.shared.limits.max_result_bytes,
@@ -768,7 +781,7 @@ impl Gate {
         let spec = entry.spec().clone();
         let timeout = Duration::from_millis(spec.timeout.clamp(None));
         let cancel = CancellationToken::new();
-        let ctx = self.context(&call.id, &cancel, timeout);
+        let ctx = self.context(&self.shared.stages.pin(), &call.id, &cancel, timeout);
         let mut scratch = Flight::record_for(&self.session, call, Value::Null);
         let (prepared, facts) = self.admit_input(&entry, &call.input, &ctx, &mut scratch)?;
         Ok(Analyzed {
@@ -931,6 +944,14 @@ pub struct Analyzed {
     pub input: Value,
     /// The facts stage 4 gathered.
     pub facts: CallFacts,
+}
+
+/// `first`, then `second` when there is one.
+fn join_notes(first: &str, second: Option<&str>) -> String {
+    match second {
+        Some(s) => format!("{first}; {s}"),
+        None => first.to_owned(),
+    }
 }
 
 fn quote_list(names: &[String]) -> String {
