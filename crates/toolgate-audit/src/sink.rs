@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
-use toolgate_core::stages::{AuditReceipt, AuditSink, PendingRecord};
+use toolgate_core::stages::{AuditFailure, AuditReceipt, AuditSink, PendingRecord};
 use toolgate_protocol::CallRecord;
 
 use crate::ship::{Destination, ShipOptions, Shipper};
@@ -73,14 +73,16 @@ impl FileAudit {
 }
 
 impl AuditSink for FileAudit {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), AuditFailure> {
         let refused = self
             .failed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         match refused.or_else(|| self.log.failure()) {
-            Some(reason) => Err(format!("an earlier audit write failed: {reason}")),
+            Some(reason) => Err(AuditFailure::new(format!(
+                "an earlier audit write failed: {reason}"
+            ))),
             None => Ok(()),
         }
     }
@@ -91,7 +93,7 @@ impl AuditSink for FileAudit {
             Err(e) => {
                 let reason = e.to_string();
                 *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.clone());
-                AuditReceipt::done(Err(reason))
+                AuditReceipt::done(Err(AuditFailure::new(reason)))
             }
         }
     }
@@ -102,18 +104,21 @@ impl AuditSink for FileAudit {
 struct Written(Ticket);
 
 impl Future for Written {
-    type Output = Result<(), String>;
+    type Output = Result<(), AuditFailure>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         Pin::new(&mut self.0)
             .poll(cx)
-            .map(|r| r.map(|_| ()).map_err(|e| e.to_string()))
+            .map(|r| r.map(|_| ()).map_err(|e| AuditFailure::new(e.to_string())))
     }
 }
 
 impl PendingRecord for Written {
-    fn wait(self: Box<Self>) -> Result<(), String> {
-        self.0.wait().map(|_| ()).map_err(|e| e.to_string())
+    fn wait(self: Box<Self>) -> Result<(), AuditFailure> {
+        self.0
+            .wait()
+            .map(|_| ())
+            .map_err(|e| AuditFailure::new(e.to_string()))
     }
 }
 
@@ -134,12 +139,12 @@ impl Drop for FileAudit {
 pub struct UnavailableAudit(pub String);
 
 impl AuditSink for UnavailableAudit {
-    fn ready(&self) -> Result<(), String> {
-        Err(self.0.clone())
+    fn ready(&self) -> Result<(), AuditFailure> {
+        Err(AuditFailure::new(self.0.clone()))
     }
 
     fn record(&self, _record: &CallRecord) -> AuditReceipt {
-        AuditReceipt::done(Err(self.0.clone()))
+        AuditReceipt::done(Err(AuditFailure::new(self.0.clone())))
     }
 }
 

@@ -83,4 +83,4 @@ pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
 pub use stage_set::StageSet;
-pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};
+pub use tool::{Prepared, RunRequest, Tool, ToolContext, ToolError, TypedTool};

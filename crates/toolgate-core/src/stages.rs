@@ -220,12 +220,30 @@ impl ConstraintStage for NoConstraints {
     }
 }
 
+/// Why an audit sink cannot take a record now, or could not write one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct AuditFailure {
+    /// What went wrong (the log's I/O error, an earlier failed write), for the refusal the
+    /// model sees and the operator's log.
+    pub reason: String,
+}
+
+impl AuditFailure {
+    /// A failure with its reason.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+}
+
 /// Where audit records go. The gate refuses to run a call when the sink is not ready, so a
 /// call is never run unaudited, and it returns a call's result only once the sink's
 /// [`AuditReceipt`] for its record has resolved.
 pub trait AuditSink: Send + Sync {
     /// Whether a record can be written now; the error says why not.
-    fn ready(&self) -> Result<(), String>;
+    fn ready(&self) -> Result<(), AuditFailure>;
 
     /// Hands one record to the sink. The receipt resolves once the record is written as the
     /// sink promises (a file sink: under its fsync policy), or could not be. Dropping the
@@ -244,9 +262,9 @@ pub trait AuditSink: Send + Sync {
 /// waits for it synchronously ([`PendingRecord::wait`]) where it cannot await (a call
 /// dropped mid-flight, [`Gate::reject`](crate::Gate::reject)), possibly on that runtime's
 /// only thread. Complete it from the sink's own thread or runtime, or write in `wait`.
-pub trait PendingRecord: Future<Output = Result<(), String>> + Send + Unpin {
+pub trait PendingRecord: Future<Output = Result<(), AuditFailure>> + Send + Unpin {
     /// Blocks the calling thread until the record is written (or could not be).
-    fn wait(self: Box<Self>) -> Result<(), String>;
+    fn wait(self: Box<Self>) -> Result<(), AuditFailure>;
 }
 
 /// What [`AuditSink::record`] returns: a future that resolves once the record is written.
@@ -254,7 +272,7 @@ pub trait PendingRecord: Future<Output = Result<(), String>> + Send + Unpin {
 pub struct AuditReceipt(Receipt);
 
 enum Receipt {
-    Done(Option<Result<(), String>>),
+    Done(Option<Result<(), AuditFailure>>),
     Pending(Box<dyn PendingRecord>),
 }
 
@@ -269,7 +287,7 @@ impl std::fmt::Debug for AuditReceipt {
 
 impl AuditReceipt {
     /// A record already written (or refused).
-    pub fn done(result: Result<(), String>) -> Self {
+    pub fn done(result: Result<(), AuditFailure>) -> Self {
         Self(Receipt::Done(Some(result)))
     }
 
@@ -279,7 +297,7 @@ impl AuditReceipt {
     }
 
     /// Blocks the calling thread until the record is written (see [`PendingRecord`]).
-    pub fn wait(self) -> Result<(), String> {
+    pub fn wait(self) -> Result<(), AuditFailure> {
         match self.0 {
             Receipt::Done(r) => r.unwrap_or(Ok(())),
             Receipt::Pending(p) => p.wait(),
@@ -288,7 +306,7 @@ impl AuditReceipt {
 }
 
 impl Future for AuditReceipt {
-    type Output = Result<(), String>;
+    type Output = Result<(), AuditFailure>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.0 {
@@ -303,7 +321,7 @@ impl Future for AuditReceipt {
 pub struct NoAudit;
 
 impl AuditSink for NoAudit {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), AuditFailure> {
         Ok(())
     }
 

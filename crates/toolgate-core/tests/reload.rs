@@ -118,7 +118,7 @@ async fn a_call_in_flight_finishes_under_the_policy_it_started_with() {
     };
     assert_eq!(by_id("slow"), [Some("policy v1".to_owned())]);
     assert_eq!(by_id("after"), vec![Some("policy v2".to_owned()); 2]);
-    assert_eq!(gate.stages().version.as_deref(), Some("v2"));
+    assert_eq!(gate.stage_set().version.as_deref(), Some("v2"));
 }
 
 #[tokio::test]

@@ -21,7 +21,7 @@ use toolgate_protocol::{CallRecord, Decision, ErrorCode, Layer};
 struct Records(Mutex<Vec<CallRecord>>);
 
 impl AuditSink for Records {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), toolgate_core::stages::AuditFailure> {
         Ok(())
     }
 
@@ -292,7 +292,7 @@ async fn allow_once_runs_the_call_exactly_once() {
             (Some(ErrorCode::InputRequired), Some(Decision::Ask)),
         ]
     );
-    assert_eq!(records[1].status, "ok");
+    assert_eq!(records[1].status, toolgate_protocol::CallStatus::Ok);
     assert_eq!(
         records[1].verdict.as_ref().unwrap().reason,
         "approved once by the user"

@@ -37,7 +37,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolgate_core::Gate;
 use toolgate_policy::settings::{self, Served, Settings, is_settings_url};
-use toolgate_protocol::{CallRecord, ErrorCode};
+use toolgate_protocol::{CallRecord, CallStatus, ErrorCode, RecordKind};
 
 use crate::policy_url::{Fetched, Fetcher};
 use crate::stages::Parts;
@@ -421,7 +421,7 @@ impl LivePolicy {
             return;
         };
         let record = CallRecord {
-            kind: "reload".into(),
+            kind: RecordKind::Reload,
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             session_id: self.audit_session.clone(),
             call_id: format!("reload-{}", uuid::Uuid::new_v4()),
@@ -431,7 +431,11 @@ impl LivePolicy {
             stages: Vec::new(),
             hooks: Vec::new(),
             verdict: None,
-            status: if ok { "ok" } else { "error" }.into(),
+            status: if ok {
+                CallStatus::Ok
+            } else {
+                CallStatus::Error
+            },
             code: (!ok).then_some(ErrorCode::InvalidRequest),
             duration_us: 0,
             input_bytes: 0,

@@ -40,6 +40,9 @@ pub struct ProbeInput {
     pub repeat: usize,
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// The tool keeps its `timeout` to itself (does not ask the gate for it).
+    #[serde(default)]
+    pub private_timeout: bool,
 }
 
 pub fn spec(name: &str, read_only: bool) -> ToolSpec {
@@ -57,6 +60,7 @@ pub fn spec(name: &str, read_only: bool) -> ToolSpec {
                 "reject": {"type": "boolean"},
                 "repeat": {"type": "integer", "minimum": 0},
                 "timeout": {"type": "integer", "minimum": 1},
+                "private_timeout": {"type": "boolean"},
                 "api_key": {"type": "string"}
             },
             "additionalProperties": false
@@ -87,6 +91,13 @@ impl TypedTool for Probe {
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn run_request(&self, input: &ProbeInput) -> toolgate_core::RunRequest {
+        toolgate_core::RunRequest {
+            timeout_ms: input.timeout.filter(|_| !input.private_timeout),
+            ..Default::default()
+        }
     }
 
     fn validate(&self, input: &mut ProbeInput, _ctx: &ToolContext) -> Result<(), ToolError> {
@@ -170,9 +181,9 @@ pub struct MemoryAudit {
 }
 
 impl AuditSink for MemoryAudit {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), toolgate_core::stages::AuditFailure> {
         match &*self.broken.lock().unwrap() {
-            Some(r) => Err(r.clone()),
+            Some(r) => Err(toolgate_core::stages::AuditFailure::new(r.clone())),
             None => Ok(()),
         }
     }
