@@ -300,11 +300,15 @@ impl LivePolicy {
             .await
             .map_err(|e| format!("the settings could not be loaded: {e}"))?
             .map_err(|e| e.to_string())?;
-        if digest(&settings) == lock(&self.current).version {
-            // The ETags may be new even when the text is not.
-            lock(&self.current).urls = urls;
+        let mut current = lock(&self.current);
+        if digest(&settings) == current.version {
+            // The ETags may be new even when the text is not. And the sources serve the
+            // version in force again, so a failure after this is a new one, reported anew.
+            current.urls = urls;
+            current.rejected = None;
             return Ok(None);
         }
+        drop(current);
         Ok(Some((settings, urls)))
     }
 

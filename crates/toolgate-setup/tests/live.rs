@@ -140,7 +140,7 @@ fn a_changed_file_is_put_in_force_and_audited() {
     );
     // The chain still verifies with the reload record in it.
     assert_eq!(
-        toolgate_audit::verify(&ws.audit()).unwrap().status,
+        toolgate_audit::verify(ws.audit()).unwrap().status,
         toolgate_audit::VerifyStatus::Ok
     );
 }
@@ -386,13 +386,25 @@ fn a_served_policy_is_polled_with_its_etag_and_a_bad_one_kept_out() {
         panic!("v2 not accepted");
     };
     assert_eq!(read(&built.gate, "v2"), Some(ErrorCode::Denied));
+    // An outage is reported; once the server answers with the version in force again it
+    // is over, and the next outage is reported again.
+    for _ in 0..2 {
+        server.serve(500, "oops", "\"v2\"");
+        assert!(matches!(check(&live), Reload::Rejected { .. }));
+        assert_eq!(check(&live), Reload::Unchanged, "reported once");
+        server.serve(200, DENY_NOTES, "\"v2\"");
+        assert_eq!(check(&live), Reload::Unchanged);
+    }
     let reloads = ws.records("reload");
     let statuses: Vec<&str> = reloads
         .iter()
         .map(|r| r["input"]["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["rejected", "rejected", "accepted"]);
-    let last = reloads.last().unwrap();
+    assert_eq!(
+        statuses,
+        ["rejected", "rejected", "accepted", "rejected", "rejected"]
+    );
+    let last = &reloads[2];
     assert_eq!(last["input"]["version"], version.as_str());
     let source = last["input"]["sources"]
         .as_array()

@@ -172,10 +172,10 @@ async fn drive(
                 let id = format!("{prefix}-{n}");
                 let (tool, input) = call_for(n);
                 let mut answer = None;
-                if !sessions.contains_key(&replica) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = sessions.entry(replica) {
                     let name = format!("worker-{worker}");
                     if let Ok(s) = McpHttp::connect(&client, &bases[replica], &name).await {
-                        sessions.insert(replica, s);
+                        slot.insert(s);
                     }
                 }
                 if let Some(session) = sessions.get(&replica) {
