@@ -399,6 +399,18 @@ impl Engine {
         Ok(())
     }
 
+    /// The rules approved while this engine ran ("allow for this session" and "allow
+    /// always"), in order: what an engine compiled from a reloaded version of the settings
+    /// takes over with [`Engine::remember`], so a reload does not forget the user's answers.
+    pub fn approved(&self) -> Vec<String> {
+        self.session_inputs
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|r| r.text.clone())
+            .collect()
+    }
+
     /// Where approvals are persisted, if anywhere.
     pub fn approvals_file(&self) -> Option<&Path> {
         self.approvals_file.as_deref()

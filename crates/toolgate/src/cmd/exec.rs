@@ -24,8 +24,14 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Runs `toolgate exec`.
 pub fn run(args: ExecArgs) -> ExitCode {
     // stdin carries the calls, so nobody can be asked: asks are denied with a reason.
-    let gate = match setup::gate(&args.session, Some(&args.audit), setup::Prompting::Deny) {
-        Ok(built) => built.gate,
+    let started = setup::live(
+        &args.session,
+        Some(&args.audit),
+        setup::Prompting::Deny,
+        args.watch.watch,
+    );
+    let (live, gate) = match started {
+        Ok((live, built)) => (live, built.gate),
         Err(e) => return usage_error("exec", e),
     };
     let rt = match runtime() {
@@ -35,6 +41,10 @@ pub fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Polls on the runtime's workers, between and during calls; ends with the runtime.
+    if args.watch.watch {
+        rt.spawn(live.watch(args.watch.watch_interval));
+    }
     let format = match args.format {
         ResultFormat::Anthropic => Format::Anthropic,
         ResultFormat::Openai => Format::OpenAi,
