@@ -40,6 +40,7 @@ fn bench_append(c: &mut Criterion) {
             AuditOptions {
                 fsync: FsyncPolicy::Never,
                 redactor,
+                ..AuditOptions::default()
             },
         )
         .expect("open");
@@ -47,6 +48,29 @@ fn bench_append(c: &mut Criterion) {
         c.bench_function(&format!("append/{name}/fsync=never"), |b| {
             b.iter(|| log.append(black_box(&rec)).expect("append"))
         });
+        // 16 records handed over at once and awaited, as 16 calls in flight do: one group.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        c.bench_function(&format!("append/{name}/fsync=never/16"), |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                for _ in 0..iters {
+                    rt.block_on(async {
+                        let tickets = (0..16).map(|_| log.submit(black_box(&rec)).expect("submit"));
+                        for r in futures::future::join_all(tickets).await {
+                            r.expect("append");
+                        }
+                    });
+                }
+                start.elapsed() / 16
+            })
+        });
+        let stats = log.writer_stats();
+        eprintln!(
+            "{name}: {} records in {} writes",
+            stats.records, stats.batches
+        );
     }
 }
 

@@ -137,6 +137,44 @@ pub enum AuditError {
     },
 }
 
+impl AuditError {
+    /// The same error again, for each record of a batch that failed as a whole (`io::Error`
+    /// is not `Clone`: the copy keeps its kind and message).
+    pub(crate) fn duplicate(&self) -> AuditError {
+        let io = |e: &io::Error| io::Error::new(e.kind(), e.to_string());
+        match self {
+            AuditError::Open { path, source } => AuditError::Open {
+                path: path.clone(),
+                source: io(source),
+            },
+            AuditError::Lock { path, source } => AuditError::Lock {
+                path: path.clone(),
+                source: io(source),
+            },
+            AuditError::Write { path, source } => AuditError::Write {
+                path: path.clone(),
+                source: io(source),
+            },
+            AuditError::Sync { path, source } => AuditError::Sync {
+                path: path.clone(),
+                source: io(source),
+            },
+            AuditError::Read { path, source } => AuditError::Read {
+                path: path.clone(),
+                source: io(source),
+            },
+            AuditError::CorruptTail { path, detail } => AuditError::CorruptTail {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            other => AuditError::Write {
+                path: std::path::PathBuf::new(),
+                source: io::Error::other(other.to_string()),
+            },
+        }
+    }
+}
+
 fn where_(line: Option<u64>, offset: u64) -> String {
     match line {
         Some(line) => format!("line {line}"),

@@ -7,13 +7,16 @@
 //!   before; 64 zeros for the first) and `hash` (sha256 of the line's own bytes without the
 //!   hash field), so [`verify`] finds an edited, removed, inserted or reordered record and
 //!   names the first bad line.
-//! - **Crash-safe.** A line goes out with one `write` on an `O_APPEND` file, under an
-//!   exclusive `flock` shared by every writer of the file (threads and processes). A crash
-//!   mid-write (even `kill -9`) loses at most the line being written: [`verify`] reports that
-//!   as [`VerifyStatus::TornTail`], distinct from tampering, and the next [`AuditLog::open`]
-//!   or append terminates the fragment and appends a `recovery` record naming it, after
-//!   which the log verifies as `Ok` with a warning. When lines reach the disk is the
-//!   [`FsyncPolicy`].
+//! - **Crash-safe.** Lines go out with one `write` on an `O_APPEND` file, under an exclusive
+//!   `flock` shared by every writer of the file (threads and processes). A crash
+//!   mid-write (even `kill -9`) loses at most the lines being written: [`verify`] reports
+//!   that as [`VerifyStatus::TornTail`], distinct from tampering, and the next
+//!   [`AuditLog::open`] or append terminates the fragment and appends a `recovery` record
+//!   naming it, after which the log verifies as `Ok` with a warning.
+//! - **Group commit.** Records of concurrent calls are chained and appended together (one
+//!   lock and one `write` for many, see [`Ticket`]); when they reach the disk is the
+//!   [`FsyncPolicy`], applied off the caller's thread, and a record's ticket resolves only
+//!   once the policy is met.
 //! - **Redacted.** Every record passes through a [`Redactor`] first: values under keys such
 //!   as `password`, `api_key` or `Authorization` and credentials inside strings (cloud and
 //!   model-API keys, JWTs, PEM private keys, bearer tokens, URL passwords) are masked.
@@ -59,28 +62,35 @@
 //! [`AuditLog::head`]) somewhere that person cannot change, and compare.
 #![deny(missing_docs)]
 
+pub mod chain;
+mod durable;
 mod error;
+mod file;
+mod group;
 mod line;
+pub mod query;
 mod read;
 mod redact;
 pub mod rules;
 mod scan;
+pub mod ship;
+mod sink;
 mod stats;
 mod verify;
 mod writer;
 
 pub use error::AuditError;
+pub use group::Ticket;
 pub use line::GENESIS_HASH;
 pub use read::{Entry, FOLLOW_POLL_INTERVAL, Follower, Records, Tail, read_records, tail};
 pub use redact::{ExtraPattern, REDACTED, RedactionConfig, Redactor, RedactorBuilder};
+pub use sink::{FileAudit, UnavailableAudit, open_or_refuse, open_or_refuse_with};
 pub use stats::{Stats, ToolStats, percentile, stats};
 pub use verify::{
     EXIT_OK, EXIT_TAMPERED, EXIT_TORN_TAIL, EXIT_UNREADABLE, TamperKind, VerifyReport,
     VerifyStatus, VerifyWarning, verify, verify_reader,
 };
-pub use writer::{
-    Appended, AuditLog, AuditOptions, BATCH_MAX_DELAY, BATCH_MAX_RECORDS, FsyncPolicy,
-};
+pub use writer::{Appended, AuditLog, AuditOptions, BATCH_MAX_DELAY, FsyncPolicy, WriterStats};
 
 /// The longest line the log writes or reads: 16 MiB. Records are capped well below this by
 /// the gate (inputs and notes are truncated); the cap exists so that a corrupt or hostile

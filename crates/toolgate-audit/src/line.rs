@@ -69,8 +69,16 @@ impl LineFault {
 /// Builds the full line (with `\n`) for `record_json`, which must be a compact JSON object
 /// without raw newlines (as `serde_json::to_vec` of an object produces). Returns the line and
 /// its hash.
+#[cfg(test)]
 pub(crate) fn build(seq: u64, prev: &str, record_json: &[u8]) -> (Vec<u8>, String) {
     let mut buf = Vec::with_capacity(record_json.len() + ENVELOPE_BYTES);
+    let hash = build_into(&mut buf, seq, prev, record_json);
+    (buf, hash)
+}
+
+/// [`build`], appending the line to `buf` (which may already hold other lines).
+pub(crate) fn build_into(buf: &mut Vec<u8>, seq: u64, prev: &str, record_json: &[u8]) -> String {
+    let start = buf.len();
     buf.extend_from_slice(SEQ_PREFIX);
     // Writing an integer into a Vec cannot fail.
     let _ = write!(buf, "{seq}");
@@ -84,12 +92,34 @@ pub(crate) fn build(seq: u64, prev: &str, record_json: &[u8]) -> (Vec<u8>, Strin
         }
         _ => buf.push(b'}'),
     }
-    let hash = hex::encode(Sha256::digest(&buf));
+    let hash = hex::encode(Sha256::digest(&buf[start..]));
     buf.pop();
     buf.extend_from_slice(HASH_PREFIX);
     buf.extend_from_slice(hash.as_bytes());
     buf.extend_from_slice(b"\"}\n");
-    (buf, hash)
+    hash
+}
+
+/// The record a valid line carries, as it was given to [`build`]: the bytes between the
+/// envelope's `prev` and `hash`, in braces. `{}` for a line that is not one.
+pub(crate) fn record_json(line: &[u8]) -> Vec<u8> {
+    let body = line
+        .strip_prefix(SEQ_PREFIX)
+        .and_then(|rest| {
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            rest.get(digits + PREV_PREFIX.len() + HEX_LEN + 1..)
+        })
+        .and_then(|rest| rest.get(..rest.len().checked_sub(SUFFIX_LEN)?));
+    match body.and_then(|b| b.strip_prefix(b",")) {
+        Some(fields) => {
+            let mut out = Vec::with_capacity(fields.len() + 2);
+            out.push(b'{');
+            out.extend_from_slice(fields);
+            out.push(b'}');
+            out
+        }
+        None => b"{}".to_vec(),
+    }
 }
 
 /// Whether an incomplete last line could be a record cut short by a crash: a prefix of
@@ -229,6 +259,18 @@ mod tests {
         let v: Value = serde_json::from_slice(&line).unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["seq", "prev", "kind", "n", "hash"]);
+    }
+
+    #[test]
+    fn the_record_comes_back_out_of_its_line() {
+        for record in [
+            &br#"{"kind":"call","n":1,"s":"a,\"hash\":\"x\"}"}"#[..],
+            b"{}",
+        ] {
+            let (line, _) = build(12345, GENESIS_HASH, record);
+            assert_eq!(record_json(strip_nl(&line)), record);
+        }
+        assert_eq!(record_json(b"garbage"), b"{}");
     }
 
     #[test]

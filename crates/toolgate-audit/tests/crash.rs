@@ -20,6 +20,7 @@ fn crash_child_writer() {
     let options = AuditOptions {
         fsync: FsyncPolicy::Never,
         redactor: Redactor::disabled(),
+        ..AuditOptions::default()
     };
     let log = AuditLog::open_with(&path, options).unwrap();
     let pad = "abcdefgh".repeat(128 * 1024);

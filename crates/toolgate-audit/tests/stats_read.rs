@@ -10,7 +10,7 @@ use toolgate_protocol::{
 
 fn record(tool: &str, code: Option<ErrorCode>, duration_us: u64) -> CallRecord {
     CallRecord {
-        kind: "call".into(),
+        kind: toolgate_protocol::RecordKind::Call,
         ts: "2025-01-01T00:00:00.000Z".into(),
         session_id: "s".into(),
         call_id: "c".into(),
@@ -20,7 +20,11 @@ fn record(tool: &str, code: Option<ErrorCode>, duration_us: u64) -> CallRecord {
         stages: vec![],
         hooks: vec![],
         verdict: None,
-        status: if code.is_some() { "error" } else { "ok" }.into(),
+        status: if code.is_some() {
+            toolgate_protocol::CallStatus::Error
+        } else {
+            toolgate_protocol::CallStatus::Ok
+        },
         code,
         duration_us,
         input_bytes: 2,

@@ -1,27 +1,32 @@
-//! The Gate: stages 1–11 of the pipeline, written once for every tool.
+//! The Gate: stages 1–11 of the pipeline, written once for every tool. The stages are in
+//! [`pipeline`], one method each; a call's audit record is built by its [`flight`].
+
+mod flight;
+mod pipeline;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 use toolgate_protocol::{
-    CallError, CallFacts, CallRecord, CallResult, Concurrency, Decision, ErrorCode, Layer, Stage,
-    StageRecord, StageStatus, ToolCall, ToolOutput, ToolSpec, Verdict,
+    CallError, CallFacts, CallResult, Concurrency, Decision, ErrorCode, Stage, StageStatus,
+    ToolCall, ToolSpec, Verdict,
 };
 
+use self::flight::Flight;
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
 use crate::sandbox::{NoSandbox, SandboxStage};
 use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
 use crate::stages::{
-    AuditSink, ConstraintStage, DecisionRequest, DenyPrompter, HookRequest, HookStage, NoAudit,
-    NoConstraints, NoHooks, NoPolicy, PolicyStage, Prompter,
+    AuditSink, ConstraintStage, DenyPrompter, HookStage, NoAudit, NoConstraints, NoHooks, NoPolicy,
+    PolicyStage, Prompter,
 };
-use crate::tool::{Prepared, ToolContext, ToolError};
+use crate::tool::ToolContext;
 
 /// Inputs larger than this (serialised) are refused at stage 2: a model has no business
 /// sending more in one call, and everything downstream (hooks, audit) copies the input.
@@ -334,7 +339,10 @@ impl Gate {
                 duration_us: flight.started.elapsed().as_micros() as u64,
             }
         });
-        flight.finish(&result);
+        // The answer goes back only once its record is written.
+        if let Some(receipt) = flight.finish(&result) {
+            flight.settled(receipt.await);
+        }
         result
     }
 
@@ -357,7 +365,9 @@ impl Gate {
             additional_context: Vec::new(),
             duration_us: flight.started.elapsed().as_micros() as u64,
         };
-        flight.finish(&result);
+        if let Some(receipt) = flight.finish(&result) {
+            flight.settled(receipt.wait());
+        }
         result
     }
 
@@ -405,311 +415,6 @@ impl Gate {
             room: None,
             read_filter: self.shared.policy.read_filter(),
         }
-    }
-
-    async fn run_pipeline(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        flight: &mut Flight,
-    ) -> CallResult {
-        let started = flight.started;
-        let finish = |outcome: Result<ToolOutput, CallError>,
-                      verdict: Option<Verdict>,
-                      additional_context: Vec<String>| CallResult {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            outcome,
-            verdict,
-            additional_context,
-            duration_us: started.elapsed().as_micros() as u64,
-        };
-
-        // 1 resolve
-        let entry = match self.resolve(&call.name) {
-            Ok(entry) => entry,
-            Err(failure) => {
-                let (err, verdict) = *failure;
-                flight.stage(
-                    Stage::Resolve,
-                    StageStatus::Fail,
-                    verdict.clone(),
-                    Some(err.message.clone()),
-                );
-                return finish(Err(err), verdict, Vec::new());
-            }
-        };
-        flight.stage(Stage::Resolve, StageStatus::Pass, None, None);
-        let spec = entry.spec().clone();
-        let requested_timeout = call.input.get("timeout").and_then(Value::as_u64);
-        let timeout = Duration::from_millis(spec.timeout.clamp(requested_timeout));
-        let mut ctx = self.context(&call.id, &cancel, timeout);
-
-        // 2–4, and again after a hook rewrites the input.
-        let mut input = call.input.clone();
-        let (mut prepared, mut facts) =
-            match self.admit_input(&entry, &input, &ctx, &mut flight.record) {
-                Ok(p) => p,
-                Err(err) => return finish(Err(err), None, Vec::new()),
-            };
-
-        // 5 PreToolUse hooks
-        let hook_input = prepared.normalized.clone().unwrap_or_else(|| input.clone());
-        let pre = self
-            .shared
-            .hooks
-            .pre_tool_use(&HookRequest {
-                spec: &spec,
-                call_id: &call.id,
-                input: &hook_input,
-                session: &self.session,
-            })
-            .await;
-        flight.record.hooks.extend(pre.records.iter().cloned());
-        let mut context_notes = pre.additional_context.clone();
-        if let Some(updated) = pre.updated_input {
-            flight.stage(
-                Stage::PreHooks,
-                StageStatus::Pass,
-                pre.verdict.clone(),
-                Some("a hook replaced the input; validating it again".into()),
-            );
-            input = updated;
-            match self.admit_input(&entry, &input, &ctx, &mut flight.record) {
-                Ok((p, f)) => {
-                    prepared = p;
-                    facts = f;
-                }
-                Err(mut err) => {
-                    err.message = format!(
-                        "the input a PreToolUse hook substituted was rejected: {}",
-                        err.message
-                    );
-                    return finish(Err(err), None, context_notes);
-                }
-            }
-        } else {
-            let status = if pre.records.is_empty() {
-                StageStatus::Skip
-            } else {
-                StageStatus::Pass
-            };
-            flight.stage(Stage::PreHooks, status, pre.verdict.clone(), None);
-        }
-        flight.record.input = self
-            .shared
-            .audit
-            .redact(prepared.normalized.as_ref().unwrap_or(&input));
-
-        // 6 decide
-        let request = DecisionRequest {
-            spec: &spec,
-            input: &input,
-            facts: &facts,
-            session: &self.session,
-            hook: pre.verdict.as_ref(),
-        };
-        let mut verdict = decide_off_the_reactor(&facts, || self.shared.policy.decide(&request));
-        if verdict.decision == Decision::Ask {
-            let asked = verdict.clone();
-            verdict = self.shared.prompter.ask(&request, &asked).await;
-            if verdict.is_awaiting_input() {
-                // The front door took the question to the user and will retry the call with
-                // the answer (MCP `input_required`). Neither allowed nor denied: the call stops
-                // here unrun, and its record says it is waiting.
-                flight.record.verdict = Some(verdict.clone());
-                flight.stage(
-                    Stage::Decide,
-                    StageStatus::Fail,
-                    Some(verdict.clone()),
-                    Some("waiting for the user's answer".into()),
-                );
-                let err = CallError::new(
-                    ErrorCode::InputRequired,
-                    Stage::Decide,
-                    format!(
-                        "this call was not run: it waits for the user's approval ({})",
-                        verdict.reason
-                    ),
-                )
-                .with_layer(Layer::User);
-                return finish(Err(err), Some(verdict), context_notes);
-            }
-            if verdict.decision == Decision::Ask {
-                // A prompter must settle the question; an undecided answer is a no.
-                verdict = Verdict::new(
-                    Decision::Deny,
-                    Layer::User,
-                    "the approval prompt gave no answer",
-                );
-            }
-        }
-        flight.record.verdict = Some(verdict.clone());
-        if verdict.decision != Decision::Allow {
-            flight.stage(
-                Stage::Decide,
-                StageStatus::Fail,
-                Some(verdict.clone()),
-                None,
-            );
-            let mut message = format!("permission denied: {}", verdict.reason);
-            if let Some(rule) = &verdict.rule {
-                message.push_str(&format!(" (rule `{rule}`"));
-                if let Some(src) = &verdict.source {
-                    message.push_str(&format!(" from {src}"));
-                }
-                message.push(')');
-            }
-            message
-                .push_str(". Do not retry the same call; choose another approach or ask the user.");
-            let err =
-                CallError::new(ErrorCode::Denied, Stage::Decide, message).with_layer(verdict.layer);
-            return finish(Err(err), Some(verdict), context_notes);
-        }
-        flight.stage(
-            Stage::Decide,
-            StageStatus::Pass,
-            Some(verdict.clone()),
-            None,
-        );
-
-        // 7 constrain
-        if let Err(err) = self.shared.constraints.admit(&spec, &self.session) {
-            flight.stage(
-                Stage::Constrain,
-                StageStatus::Fail,
-                None,
-                Some(err.message.clone()),
-            );
-            return finish(Err(err), Some(verdict), context_notes);
-        }
-        flight.stage(Stage::Constrain, StageStatus::Pass, None, None);
-
-        // 8 sandbox
-        match self
-            .shared
-            .sandbox
-            .select(&spec, &input, &facts, &self.session)
-        {
-            Ok(room) => {
-                let note = room
-                    .as_ref()
-                    .map_or_else(|| "unsandboxed".to_owned(), |r| r.describe());
-                flight.stage(Stage::Sandbox, StageStatus::Pass, None, Some(note));
-                ctx.room = room;
-            }
-            Err(reason) => {
-                let err = CallError::new(
-                    ErrorCode::SandboxUnavailable,
-                    Stage::Sandbox,
-                    format!("the settings require a sandbox and it cannot be set up: {reason}"),
-                )
-                .with_layer(Layer::Sandbox);
-                flight.stage(Stage::Sandbox, StageStatus::Fail, None, Some(reason));
-                return finish(Err(err), Some(verdict), context_notes);
-            }
-        }
-
-        // Never run a call that cannot be audited.
-        if let Err(reason) = self.shared.audit.ready() {
-            let err = CallError::new(
-                ErrorCode::AuditUnavailable,
-                Stage::Execute,
-                format!("the audit log cannot be written ({reason}); the call was not run"),
-            );
-            flight.stage(
-                Stage::Execute,
-                StageStatus::Fail,
-                None,
-                Some(err.message.clone()),
-            );
-            return finish(Err(err), Some(verdict), context_notes);
-        }
-
-        // 9 execute
-        let exec_started = Instant::now();
-        let outcome = run_tool(&entry, prepared, ctx.clone(), &cancel, timeout).await;
-        let exec_ms = exec_started.elapsed().as_millis() as u64;
-        let outcome = outcome.map_err(|e| {
-            let mut err = CallError::new(e.code(), Stage::Execute, e.to_string());
-            let timeout_message = |ms: u64| {
-                format!(
-                    "`{}` did not finish within {ms} ms and was stopped; ask for a longer timeout (max {} ms) or do less per call",
-                    spec.name, spec.timeout.max_ms
-                )
-            };
-            match e {
-                ToolError::Timeout(ms) => err.message = timeout_message(ms),
-                ToolError::TimeoutWithOutput { ms, output } => {
-                    // The model needs what was printed before the kill to decide what next, so
-                    // it goes in the message; `details` keeps it apart for programs.
-                    err.message = format!(
-                        "{}\n\nOutput before it was stopped:\n{output}",
-                        timeout_message(ms)
-                    );
-                    err.details = json!({ "partial_output": output });
-                }
-                _ => {}
-            }
-            err
-        });
-        flight.stage(
-            Stage::Execute,
-            if outcome.is_ok() {
-                StageStatus::Pass
-            } else {
-                StageStatus::Fail
-            },
-            None,
-            outcome.as_ref().err().map(|e| e.message.clone()),
-        );
-
-        // 10 post hooks
-        let post_input = flight.record.input.clone();
-        let post = self
-            .shared
-            .hooks
-            .post_tool_use(
-                &HookRequest {
-                    spec: &spec,
-                    call_id: &call.id,
-                    input: &post_input,
-                    session: &self.session,
-                },
-                &outcome,
-                exec_ms,
-            )
-            .await;
-        flight.record.hooks.extend(post.records.iter().cloned());
-        flight.stage(
-            Stage::PostHooks,
-            if post.records.is_empty() {
-                StageStatus::Skip
-            } else {
-                StageStatus::Pass
-            },
-            None,
-            None,
-        );
-        context_notes.extend(post.additional_context);
-        let outcome = match (outcome, post.updated_output) {
-            (Ok(_), Some(updated)) => Ok(updated),
-            (other, _) => other,
-        };
-
-        // 11 shape
-        let outputs = crate::outputs::SessionOutputs::of(&self.session);
-        let outcome = outcome.map(|out| {
-            let out = self.shared.constraints.shape(&spec, out);
-            shape::cap_output(
-                out,
-                self.shared.limits.max_result_bytes,
-                &self.spill_dir(&outputs),
-                &call.id,
-            )
-        });
-        flight.stage(Stage::Shape, StageStatus::Pass, None, None);
-        finish(outcome, Some(verdict), context_notes)
     }
 
     /// Where stage 11 saves what it cuts: the session's output directory
@@ -763,156 +468,24 @@ impl Gate {
         let cancel = CancellationToken::new();
         let ctx = self.context(&call.id, &cancel, timeout);
         let mut scratch = Flight::record_for(&self.session, call, Value::Null);
-        let (prepared, facts) = self.admit_input(&entry, &call.input, &ctx, &mut scratch)?;
+        let (prepared, facts) = self
+            .admit_input(&entry, &call.input, &ctx, &mut scratch)
+            .map_err(pipeline::Stop::into_error)?;
         Ok(Analyzed {
             input: prepared.normalized.unwrap_or_else(|| call.input.clone()),
             spec,
             facts,
         })
     }
-
-    /// Stages 2–4 for one input.
-    fn admit_input(
-        &self,
-        entry: &Arc<Entry>,
-        input: &Value,
-        ctx: &ToolContext,
-        record: &mut CallRecord,
-    ) -> Result<(Prepared, CallFacts), CallError> {
-        // 2 schema
-        let size = serde_json::to_vec(input)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        record.input_bytes = size as u64;
-        if size > self.shared.limits.max_input_bytes {
-            let err = CallError::new(
-                ErrorCode::InvalidInput,
-                Stage::Schema,
-                format!(
-                    "the input is {size} bytes, over the {} byte limit; split the work into smaller calls",
-                    self.shared.limits.max_input_bytes
-                ),
-            );
-            push_stage(
-                record,
-                Stage::Schema,
-                StageStatus::Fail,
-                None,
-                Some(err.message.clone()),
-            );
-            return Err(err);
-        }
-        let violations = entry.schema_violations(input);
-        if !violations.is_empty() {
-            let listed: Vec<String> = violations
-                .iter()
-                .map(|v| {
-                    let at = if v.pointer.is_empty() {
-                        "the input".to_owned()
-                    } else {
-                        format!("`{}`", v.pointer)
-                    };
-                    format!("{at}: {}", v.message)
-                })
-                .collect();
-            let err = CallError::new(
-                ErrorCode::InvalidInput,
-                Stage::Schema,
-                format!(
-                    "the input does not match the schema of `{}`: {}. Fix these fields and call again",
-                    entry.spec().name,
-                    listed.join("; ")
-                ),
-            )
-            .with_details(json!({ "violations": violations }));
-            push_stage(
-                record,
-                Stage::Schema,
-                StageStatus::Fail,
-                None,
-                Some(err.message.clone()),
-            );
-            return Err(err);
-        }
-        push_stage(record, Stage::Schema, StageStatus::Pass, None, None);
-
-        // 3 validate + 4 analyze
-        match entry.tool().prepare(input, ctx) {
-            Ok(prepared) => {
-                push_stage(record, Stage::Validate, StageStatus::Pass, None, None);
-                let facts = prepared.facts.clone();
-                let note = facts
-                    .max_risk()
-                    .map(|r| format!("risk {}", json!(r).as_str().unwrap_or("")));
-                push_stage(record, Stage::Analyze, StageStatus::Pass, None, note);
-                Ok((prepared, facts))
-            }
-            Err(e) => {
-                let code = match e {
-                    ToolError::InvalidRequest(_) => ErrorCode::InvalidRequest,
-                    ref other => other.code(),
-                };
-                let err = CallError::new(code, Stage::Validate, e.to_string());
-                push_stage(
-                    record,
-                    Stage::Validate,
-                    StageStatus::Fail,
-                    None,
-                    Some(err.message.clone()),
-                );
-                Err(err)
-            }
-        }
-    }
-}
-
-async fn run_tool(
-    entry: &Arc<Entry>,
-    prepared: Prepared,
-    ctx: ToolContext,
-    cancel: &CancellationToken,
-    timeout: Duration,
-) -> Result<ToolOutput, ToolError> {
-    let tool = Arc::clone(entry.tool());
-    let fut =
-        std::panic::AssertUnwindSafe(async move { tool.run(prepared, ctx).await }).catch_unwind();
-    tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(ToolError::Cancelled),
-        r = tokio::time::timeout(timeout + TIMEOUT_GRACE, fut) => match r {
-            Err(_) => Err(ToolError::Timeout(timeout.as_millis() as u64)),
-            Ok(Err(panic)) => {
-                let what = panic_text(&*panic);
-                tracing::error!(tool = %entry.spec().name, %what, "tool panicked");
-                Err(ToolError::Failed(format!("internal error in `{}`: {what}", entry.spec().name)))
-            }
-            Ok(Ok(r)) => r,
-        },
-    }
 }
 
 /// The message a panic carried (`panic!("…")` and `format!`-style payloads).
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default()
-}
-
-fn push_stage(
-    record: &mut CallRecord,
-    stage: Stage,
-    status: StageStatus,
-    verdict: Option<Verdict>,
-    note: Option<String>,
-) {
-    record.stages.push(StageRecord {
-        stage,
-        status,
-        verdict,
-        note,
-    });
 }
 
 /// Stages 1–4 of a call that was not run (see [`Gate::analyze`]).
@@ -932,105 +505,4 @@ fn quote_list(names: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(" or ")
-}
-
-/// A call in flight: builds its audit record as stages pass and writes it exactly once — at
-/// the end, or on drop if the caller dropped the future (then as `cancelled`).
-struct Flight {
-    audit: Arc<dyn AuditSink>,
-    record: CallRecord,
-    started: Instant,
-    done: bool,
-}
-
-impl Flight {
-    fn new(shared: &Arc<Shared>, session: &Session, call: &ToolCall) -> Self {
-        let record = Self::record_for(session, call, shared.audit.redact(&call.input));
-        Self {
-            audit: Arc::clone(&shared.audit),
-            record,
-            started: Instant::now(),
-            done: false,
-        }
-    }
-
-    /// A call's record before any stage ran.
-    fn record_for(session: &Session, call: &ToolCall, input: Value) -> CallRecord {
-        CallRecord {
-            kind: "call".into(),
-            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            session_id: session.id().to_owned(),
-            call_id: call.id.clone(),
-            client: session.client().map(str::to_owned),
-            tool: call.name.clone(),
-            input,
-            stages: Vec::new(),
-            hooks: Vec::new(),
-            verdict: None,
-            status: "error".into(),
-            code: Some(ErrorCode::Cancelled),
-            duration_us: 0,
-            input_bytes: 0,
-            output_bytes: 0,
-        }
-    }
-
-    fn stage(
-        &mut self,
-        stage: Stage,
-        status: StageStatus,
-        verdict: Option<Verdict>,
-        note: Option<String>,
-    ) {
-        push_stage(&mut self.record, stage, status, verdict, note);
-    }
-
-    fn finish(&mut self, result: &CallResult) {
-        self.record.status = if result.is_error() { "error" } else { "ok" }.into();
-        self.record.code = result.error().map(|e| e.code);
-        self.record.output_bytes = result.output().map_or(0, ToolOutput::size_bytes);
-        self.write();
-    }
-
-    fn write(&mut self) {
-        if self.done {
-            return;
-        }
-        self.done = true;
-        self.record.duration_us = self.started.elapsed().as_micros() as u64;
-        if let Err(e) = self.audit.record(&self.record) {
-            tracing::error!(error = %e, call_id = %self.record.call_id, "audit record could not be written");
-        }
-    }
-}
-
-impl Drop for Flight {
-    fn drop(&mut self) {
-        if !self.done {
-            self.record.status = "error".into();
-            self.record.code = Some(ErrorCode::Cancelled);
-            self.stage(
-                Stage::Execute,
-                StageStatus::Fail,
-                None,
-                Some("the caller dropped the call".into()),
-            );
-            self.write();
-        }
-    }
-}
-
-/// Runs a policy decision. One that walks the trees below a command's directories (path
-/// rules against `grep -r KEY .`) can take tens of milliseconds; on a multi-threaded
-/// runtime the worker hands its other tasks over meanwhile, so one session's `grep -r`
-/// does not stall the others'. Everything else stays inline: the decision is microseconds.
-fn decide_off_the_reactor<T>(facts: &CallFacts, decide: impl FnOnce() -> T) -> T {
-    let walks = facts.paths.iter().any(|p| !p.beneath.is_nothing());
-    let multi_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if walks && multi_thread {
-        tokio::task::block_in_place(decide)
-    } else {
-        decide()
-    }
 }

@@ -63,7 +63,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod audit;
 pub mod child;
 mod gate;
 pub mod outputs;
@@ -82,4 +81,4 @@ pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
-pub use tool::{Prepared, Tool, ToolContext, ToolError, TypedTool};
+pub use tool::{Prepared, RunRequest, Tool, ToolContext, ToolError, TypedTool};

@@ -23,17 +23,45 @@ pub trait Room: Send + Sync + std::fmt::Debug {
     fn bind_call(&self, _call_id: &str) {}
 }
 
+/// What stage 8 knows of a call when it picks the room.
+#[derive(Clone, Copy)]
+pub struct SandboxRequest<'a> {
+    /// The tool.
+    pub spec: &'a ToolSpec,
+    /// What stage 4 found the call does.
+    pub facts: &'a CallFacts,
+    /// The session.
+    pub session: &'a Session,
+    /// The call asks to run outside the sandbox (a [`RunRequest`](crate::RunRequest) the
+    /// tool read from its own input).
+    pub outside_sandbox: bool,
+}
+
+/// Why the settings' sandbox cannot be provided for a call (`sandbox_unavailable`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct SandboxUnavailable {
+    /// What is missing, for the model and the audit log.
+    pub reason: String,
+}
+
+impl SandboxUnavailable {
+    /// The refusal with its reason.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+}
+
 /// Stage 8: picks the room for a call. `Ok(None)` means run unsandboxed; `Err` means the
 /// settings require a sandbox that cannot be provided (`sandbox_unavailable`).
 pub trait SandboxStage: Send + Sync {
     /// Chooses the room.
     fn select(
         &self,
-        spec: &ToolSpec,
-        input: &serde_json::Value,
-        facts: &CallFacts,
-        session: &Session,
-    ) -> Result<Option<Arc<dyn Room>>, String>;
+        request: &SandboxRequest<'_>,
+    ) -> Result<Option<Arc<dyn Room>>, SandboxUnavailable>;
 }
 
 /// No sandbox: every call runs unsandboxed. The default until a sandbox is configured.
@@ -43,11 +71,8 @@ pub struct NoSandbox;
 impl SandboxStage for NoSandbox {
     fn select(
         &self,
-        _spec: &ToolSpec,
-        _input: &serde_json::Value,
-        _facts: &CallFacts,
-        _session: &Session,
-    ) -> Result<Option<Arc<dyn Room>>, String> {
+        _request: &SandboxRequest<'_>,
+    ) -> Result<Option<Arc<dyn Room>>, SandboxUnavailable> {
         Ok(None)
     }
 }

@@ -2,8 +2,11 @@
 //! constraints (7) and the audit sink. Each has a default that the gate uses until the
 //! capability is configured; the seams are real, so tests plug doubles into them.
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -186,9 +189,11 @@ impl HookStage for NoHooks {
 }
 
 /// Stage 7 (before running) and part of stage 11 (after): rate limits, size caps, masking.
+#[async_trait]
 pub trait ConstraintStage: Send + Sync {
-    /// Refuses a call over a limit (`rate_limited` or `denied`).
-    fn admit(&self, spec: &ToolSpec, session: &Session) -> Result<(), CallError>;
+    /// Refuses a call over a limit (`rate_limited` or `denied`). Async because a limit may
+    /// be counted in a store shared by several processes.
+    async fn admit(&self, spec: &ToolSpec, session: &Session) -> Result<Admitted, CallError>;
 
     /// Adjusts a successful output (caps, masking).
     fn shape(&self, _spec: &ToolSpec, output: ToolOutput) -> ToolOutput {
@@ -196,28 +201,118 @@ pub trait ConstraintStage: Send + Sync {
     }
 }
 
+/// A call that passed stage 7.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Admitted {
+    /// Something the audit record must say about how it was admitted: a degradation, such
+    /// as a shared rate-limit store that could not be reached and the fallback taken.
+    pub note: Option<String>,
+}
+
 /// No constraints configured.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoConstraints;
 
+#[async_trait]
 impl ConstraintStage for NoConstraints {
-    fn admit(&self, _spec: &ToolSpec, _session: &Session) -> Result<(), CallError> {
-        Ok(())
+    async fn admit(&self, _spec: &ToolSpec, _session: &Session) -> Result<Admitted, CallError> {
+        Ok(Admitted::default())
+    }
+}
+
+/// Why an audit sink cannot take a record now, or could not write one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct AuditFailure {
+    /// What went wrong (the log's I/O error, an earlier failed write), for the refusal the
+    /// model sees and the operator's log.
+    pub reason: String,
+}
+
+impl AuditFailure {
+    /// A failure with its reason.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
     }
 }
 
 /// Where audit records go. The gate refuses to run a call when the sink is not ready, so a
-/// call is never run unaudited.
+/// call is never run unaudited, and it returns a call's result only once the sink's
+/// [`AuditReceipt`] for its record has resolved.
 pub trait AuditSink: Send + Sync {
     /// Whether a record can be written now; the error says why not.
-    fn ready(&self) -> Result<(), String>;
+    fn ready(&self) -> Result<(), AuditFailure>;
 
-    /// Writes one record.
-    fn record(&self, record: &CallRecord) -> Result<(), String>;
+    /// Hands one record to the sink. The receipt resolves once the record is written as the
+    /// sink promises (a file sink: under its fsync policy), or could not be. Dropping the
+    /// receipt does not withdraw the record.
+    fn record(&self, record: &CallRecord) -> AuditReceipt;
 
     /// Redacts secrets from an input before it is recorded.
     fn redact(&self, input: &Value) -> Value {
         input.clone()
+    }
+}
+
+/// A record that a sink has accepted and not yet written (see [`AuditReceipt::pending`]).
+///
+/// It must resolve without help from the async runtime of whoever waits: the gate also
+/// waits for it synchronously ([`PendingRecord::wait`]) where it cannot await (a call
+/// dropped mid-flight, [`Gate::reject`](crate::Gate::reject)), possibly on that runtime's
+/// only thread. Complete it from the sink's own thread or runtime, or write in `wait`.
+pub trait PendingRecord: Future<Output = Result<(), AuditFailure>> + Send + Unpin {
+    /// Blocks the calling thread until the record is written (or could not be).
+    fn wait(self: Box<Self>) -> Result<(), AuditFailure>;
+}
+
+/// What [`AuditSink::record`] returns: a future that resolves once the record is written.
+#[must_use = "a receipt resolves when the record is written"]
+pub struct AuditReceipt(Receipt);
+
+enum Receipt {
+    Done(Option<Result<(), AuditFailure>>),
+    Pending(Box<dyn PendingRecord>),
+}
+
+impl std::fmt::Debug for AuditReceipt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Receipt::Done(r) => f.debug_tuple("AuditReceipt::Done").field(r).finish(),
+            Receipt::Pending(_) => f.write_str("AuditReceipt::Pending"),
+        }
+    }
+}
+
+impl AuditReceipt {
+    /// A record already written (or refused).
+    pub fn done(result: Result<(), AuditFailure>) -> Self {
+        Self(Receipt::Done(Some(result)))
+    }
+
+    /// A record still being written.
+    pub fn pending(record: impl PendingRecord + 'static) -> Self {
+        Self(Receipt::Pending(Box::new(record)))
+    }
+
+    /// Blocks the calling thread until the record is written (see [`PendingRecord`]).
+    pub fn wait(self) -> Result<(), AuditFailure> {
+        match self.0 {
+            Receipt::Done(r) => r.unwrap_or(Ok(())),
+            Receipt::Pending(p) => p.wait(),
+        }
+    }
+}
+
+impl Future for AuditReceipt {
+    type Output = Result<(), AuditFailure>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.0 {
+            Receipt::Done(r) => Poll::Ready(r.take().unwrap_or(Ok(()))),
+            Receipt::Pending(p) => Pin::new(p.as_mut()).poll(cx),
+        }
     }
 }
 
@@ -226,11 +321,11 @@ pub trait AuditSink: Send + Sync {
 pub struct NoAudit;
 
 impl AuditSink for NoAudit {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), AuditFailure> {
         Ok(())
     }
 
-    fn record(&self, _record: &CallRecord) -> Result<(), String> {
-        Ok(())
+    fn record(&self, _record: &CallRecord) -> AuditReceipt {
+        AuditReceipt::done(Ok(()))
     }
 }

@@ -90,6 +90,19 @@ pub struct ToolContext {
     pub read_filter: Option<ReadFilter>,
 }
 
+/// What a call asks of the gate itself, read by the tool from its own typed input: the
+/// gate never looks into an input for fields by name, so a tool whose input happens to have
+/// a `timeout` meaning something else (an upstream MCP tool's) cannot stretch its own run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunRequest {
+    /// A timeout the call asked for, in milliseconds; the gate clamps it to the tool's
+    /// [`TimeoutSpec`](toolgate_protocol::TimeoutSpec).
+    pub timeout_ms: Option<u64>,
+    /// The call asks to run outside the sandbox (Bash's `dangerouslyDisableSandbox`); the
+    /// sandbox stage honours it only where the policy allows.
+    pub outside_sandbox: bool,
+}
+
 /// A call's input after stages 3–4: the tool's typed input, and the facts policy reads.
 pub struct Prepared {
     input: Box<dyn Any + Send + Sync>,
@@ -98,6 +111,8 @@ pub struct Prepared {
     /// The input as hooks and the audit log should see it (paths made absolute); `None`
     /// means the raw input is already normalised.
     pub normalized: Option<Value>,
+    /// What the call asks of the gate (timeout, sandbox).
+    pub run: RunRequest,
 }
 
 impl Prepared {
@@ -107,6 +122,7 @@ impl Prepared {
             input: Box::new(input),
             facts,
             normalized: None,
+            run: RunRequest::default(),
         }
     }
 
@@ -167,6 +183,12 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// What the call asks of the gate (a timeout, running outside the sandbox), read from
+    /// the typed input (default: nothing).
+    fn run_request(&self, _input: &Self::Input) -> RunRequest {
+        RunRequest::default()
+    }
+
     /// Stage 9.
     async fn run(&self, input: Self::Input, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -184,8 +206,10 @@ impl<T: TypedTool> Tool for T {
         self.validate(&mut typed, ctx)?;
         let facts = self.analyze(&typed, ctx);
         let normalized = self.normalized(&typed);
+        let run = self.run_request(&typed);
         let mut prepared = Prepared::new(typed, facts);
         prepared.normalized = normalized;
+        prepared.run = run;
         Ok(prepared)
     }
 

@@ -64,7 +64,7 @@ async fn success_returns_output_and_one_audit_record() {
     let records = fx.audit.records.lock().unwrap();
     assert_eq!(records.len(), 1);
     let rec = &records[0];
-    assert_eq!(rec.status, "ok");
+    assert_eq!(rec.status, toolgate_protocol::CallStatus::Ok);
     assert_eq!(
         rec.input["api_key"], "[REDACTED]",
         "inputs are redacted before recording"
@@ -348,12 +348,14 @@ struct RequiredButMissing;
 impl toolgate_core::sandbox::SandboxStage for RequiredButMissing {
     fn select(
         &self,
-        _spec: &ToolSpec,
-        _input: &serde_json::Value,
-        _facts: &CallFacts,
-        _session: &toolgate_core::Session,
-    ) -> Result<Option<Arc<dyn toolgate_core::sandbox::Room>>, String> {
-        Err("user namespaces are disabled".into())
+        _request: &toolgate_core::sandbox::SandboxRequest<'_>,
+    ) -> Result<
+        Option<Arc<dyn toolgate_core::sandbox::Room>>,
+        toolgate_core::sandbox::SandboxUnavailable,
+    > {
+        Err(toolgate_core::sandbox::SandboxUnavailable::new(
+            "user namespaces are disabled",
+        ))
     }
 }
 
@@ -395,6 +397,15 @@ async fn timeouts_stop_the_tool() {
     assert_eq!(code(&r), Some(ErrorCode::Timeout));
     assert!(started.elapsed() < Duration::from_secs(30));
     assert!(r.error().unwrap().message.contains("10 ms"));
+    // The gate reads a timeout only from what the tool asks for: a `timeout` field the tool
+    // keeps to itself (an upstream MCP tool's own parameter) does not stop it.
+    let r = gate
+        .execute(call(
+            "Reader",
+            json!({"sleep_ms": 300, "timeout": 10, "private_timeout": true}),
+        ))
+        .await;
+    assert!(r.output().is_some(), "{}", r.model_text());
 }
 
 #[tokio::test]

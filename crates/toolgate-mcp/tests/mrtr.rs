@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
-use toolgate_core::stages::AuditSink;
+use toolgate_core::stages::{AuditReceipt, AuditSink};
 use toolgate_core::{Gate, Registry};
 use toolgate_mcp::ElicitingPrompter;
 use toolgate_policy::{DenyAllPrompter, Engine};
@@ -21,13 +21,13 @@ use toolgate_protocol::{CallRecord, Decision, ErrorCode, Layer};
 struct Records(Mutex<Vec<CallRecord>>);
 
 impl AuditSink for Records {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), toolgate_core::stages::AuditFailure> {
         Ok(())
     }
 
-    fn record(&self, record: &CallRecord) -> Result<(), String> {
+    fn record(&self, record: &CallRecord) -> AuditReceipt {
         self.0.lock().unwrap().push(record.clone());
-        Ok(())
+        AuditReceipt::done(Ok(()))
     }
 }
 
@@ -292,7 +292,7 @@ async fn allow_once_runs_the_call_exactly_once() {
             (Some(ErrorCode::InputRequired), Some(Decision::Ask)),
         ]
     );
-    assert_eq!(records[1].status, "ok");
+    assert_eq!(records[1].status, toolgate_protocol::CallStatus::Ok);
     assert_eq!(
         records[1].verdict.as_ref().unwrap().reason,
         "approved once by the user"

@@ -11,11 +11,13 @@
 //! ```
 //!
 //! Constraints from every settings source apply together (they only ever restrict): a call
-//! must pass every matching rate limit, and the smallest cap wins.
+//! must pass every matching rate limit, and the smallest cap wins. Rate limits are counted
+//! in this process unless a shared store is set ([`Constraints::with_store`]; see
+//! [`crate::rate`] for scopes and what happens when the store is down).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -24,16 +26,14 @@ use sha2::{Digest, Sha256};
 use toolgate_protocol::{CallError, Content, ErrorCode, Layer, Stage, ToolOutput};
 
 use crate::profiles::name_glob;
+pub use crate::rate::RateConfig;
+use crate::rate::{
+    MemoryRateStore, RateFallback, RateHit, RateScopes, RateStore, RateStoreError, RateVerdict,
+};
 
-/// A rate limit: at most `calls` calls per `perSeconds` seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RateConfig {
-    /// Calls allowed in the window.
-    pub calls: u32,
-    /// The window, in seconds.
-    pub per_seconds: u64,
-}
+/// How often a shared store that cannot be reached is logged: every call notes it in its
+/// audit record, the log says it once per interval.
+const STORE_WARN_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Output caps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,7 +104,10 @@ struct Entry {
 pub struct Constraints {
     entries: Vec<Entry>,
     salt: Vec<u8>,
-    windows: Mutex<HashMap<(String, usize), VecDeque<Instant>>>,
+    /// Where limits are counted when set; else (and as the `local` fallback) `local`.
+    store: Option<Arc<dyn RateStore>>,
+    local: MemoryRateStore,
+    warned: Mutex<Option<Instant>>,
 }
 
 impl Constraints {
@@ -137,8 +140,16 @@ impl Constraints {
                 })
                 .collect(),
             salt,
-            windows: Mutex::new(HashMap::new()),
+            store: None,
+            local: MemoryRateStore::default(),
+            warned: Mutex::new(None),
         }
+    }
+
+    /// Counts rate limits in `store` (shared by several processes) instead of this process.
+    pub fn with_store(mut self, store: Arc<dyn RateStore>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Whether any constraint is configured.
@@ -153,45 +164,114 @@ impl Constraints {
             .filter(move |(_, e)| name_glob(&e.pattern, tool))
     }
 
-    /// Stage 7: refuses a call over a rate limit. `scope` separates sessions or profiles.
-    pub fn admit(&self, tool: &str, scope: &str) -> Result<(), CallError> {
-        self.admit_at(tool, scope, Instant::now())
+    /// Stage 7: refuses a call over a rate limit. `Ok` carries a note for the audit record
+    /// when the shared store could not be reached and a `local` fallback admitted the call.
+    pub async fn admit(
+        &self,
+        tool: &str,
+        scopes: &RateScopes<'_>,
+    ) -> Result<Option<String>, CallError> {
+        let limits = self.limits(tool, scopes);
+        if limits.is_empty() {
+            return Ok(None);
+        }
+        let hits: Vec<RateHit> = limits.iter().map(|(_, _, h)| h.clone()).collect();
+        let Some(store) = &self.store else {
+            return self.judge(tool, &limits, self.local.hit_at(&hits, Instant::now()));
+        };
+        match store.hit(&hits).await {
+            Ok(verdict) => self.judge(tool, &limits, verdict),
+            Err(e) => self.store_down(tool, store.as_ref(), &e, &limits),
+        }
     }
 
-    /// [`Constraints::admit`] at a given instant (for tests).
-    pub fn admit_at(&self, tool: &str, scope: &str, now: Instant) -> Result<(), CallError> {
-        let mut windows = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut admitted = Vec::new();
-        for (i, e) in self.matching(tool) {
-            let Some(rate) = e.config.rate else { continue };
-            let window = Duration::from_secs(rate.per_seconds);
-            let q = windows.entry((scope.to_owned(), i)).or_default();
-            while q.front().is_some_and(|t| now.duration_since(*t) >= window) {
-                q.pop_front();
-            }
-            if q.len() >= rate.calls as usize {
-                let wait = q
-                    .front()
-                    .map_or(window, |t| window.saturating_sub(now.duration_since(*t)));
-                return Err(CallError::new(
-                    ErrorCode::RateLimited,
-                    Stage::Constrain,
-                    format!(
-                        "rate limit: at most {} call(s) of {} per {} s (set by {} for `{}`); retry in {} s or do something else meanwhile",
-                        rate.calls, tool, rate.per_seconds, e.source, e.pattern, wait.as_secs().max(1)
-                    ),
-                )
-                .with_layer(Layer::Constraint));
-            }
-            admitted.push(i);
+    /// [`Constraints::admit`] counted in this process at a given instant (for tests).
+    pub fn admit_at(
+        &self,
+        tool: &str,
+        scopes: &RateScopes<'_>,
+        now: Instant,
+    ) -> Result<(), CallError> {
+        let limits = self.limits(tool, scopes);
+        let hits: Vec<RateHit> = limits.iter().map(|(_, _, h)| h.clone()).collect();
+        self.judge(tool, &limits, self.local.hit_at(&hits, now))
+            .map(|_| ())
+    }
+
+    fn limits<'a>(
+        &'a self,
+        tool: &'a str,
+        scopes: &RateScopes<'_>,
+    ) -> Vec<(&'a Entry, RateConfig, RateHit)> {
+        self.matching(tool)
+            .filter_map(|(_, e)| {
+                let rate = e.config.rate?;
+                Some((e, rate, RateHit::new(&e.pattern, &rate, scopes)))
+            })
+            .collect()
+    }
+
+    fn judge(
+        &self,
+        tool: &str,
+        limits: &[(&Entry, RateConfig, RateHit)],
+        verdict: RateVerdict,
+    ) -> Result<Option<String>, CallError> {
+        let RateVerdict::Refused { hit, retry_after } = verdict else {
+            return Ok(None);
+        };
+        let Some((e, rate, _)) = limits.get(hit) else {
+            return Err(rate_error(format!(
+                "rate limit: the rate-limit store refused `{tool}` naming a limit that does not exist; retry later"
+            )));
+        };
+        Err(rate_error(format!(
+            "rate limit: at most {} call(s) of {} per {} s{} (set by {} for `{}`); retry in {} s or do something else meanwhile",
+            rate.calls,
+            tool,
+            rate.per_seconds,
+            scope_words(rate),
+            e.source,
+            e.pattern,
+            retry_after.as_secs().max(1)
+        )))
+    }
+
+    /// The shared store could not answer: each limit's fallback decides, `deny` first.
+    fn store_down(
+        &self,
+        tool: &str,
+        store: &dyn RateStore,
+        error: &RateStoreError,
+        limits: &[(&Entry, RateConfig, RateHit)],
+    ) -> Result<Option<String>, CallError> {
+        let where_ = store.describe();
+        self.warn_store_down(&where_, error);
+        if let Some((e, _, _)) = limits
+            .iter()
+            .find(|(_, r, _)| r.fallback == RateFallback::Deny)
+        {
+            return Err(rate_error(format!(
+                "rate limit: the shared rate-limit store {where_} cannot be reached ({error}), so \
+                 `{tool}` calls under the limit set by {} for `{}` are refused until it is back \
+                 (fallback deny); retry later",
+                e.source, e.pattern
+            )));
         }
-        for i in admitted {
-            windows
-                .entry((scope.to_owned(), i))
-                .or_default()
-                .push_back(now);
+        let hits: Vec<RateHit> = limits.iter().map(|(_, _, h)| h.clone()).collect();
+        self.judge(tool, limits, self.local.hit_at(&hits, Instant::now()))?;
+        Ok(Some(format!(
+            "the shared rate-limit store {where_} cannot be reached ({error}); counted in this \
+             process only (fallback local)"
+        )))
+    }
+
+    fn warn_store_down(&self, where_: &str, error: &RateStoreError) {
+        let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
+        if warned.is_none_or(|t| t.elapsed() >= STORE_WARN_INTERVAL) {
+            *warned = Some(Instant::now());
+            tracing::warn!(store = where_, %error, "shared rate-limit store unavailable; applying each limit's fallback");
         }
-        Ok(())
     }
 
     /// Stage 11: masks fields, then caps records, lines and bytes.
@@ -365,6 +445,19 @@ impl Constraints {
                 .push((e.source.clone(), e.config.clone()));
         }
         out
+    }
+}
+
+fn rate_error(message: String) -> CallError {
+    CallError::new(ErrorCode::RateLimited, Stage::Constrain, message).with_layer(Layer::Constraint)
+}
+
+/// How a message names a limit's scope (nothing for the default, per session).
+fn scope_words(rate: &RateConfig) -> &'static str {
+    match rate.scope {
+        crate::rate::RateScope::Session => "",
+        crate::rate::RateScope::Client => " for this client",
+        crate::rate::RateScope::Global => " across all sessions",
     }
 }
 

@@ -99,6 +99,7 @@ pub mod modes;
 mod patterns;
 pub mod profiles;
 pub mod prompt;
+pub mod rate;
 mod rules;
 pub mod settings;
 mod stage;

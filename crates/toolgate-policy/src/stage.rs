@@ -8,9 +8,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use toolgate_core::Session;
-use toolgate_core::stages::{ConstraintStage, DecisionRequest, PolicyStage, Prompter, ReadFilter};
+use toolgate_core::stages::{
+    Admitted, ConstraintStage, DecisionRequest, PolicyStage, Prompter, ReadFilter,
+};
 use toolgate_protocol::{Access, CallError, ToolOutput, ToolSpec, Verdict};
 
+use crate::rate::RateScopes;
 use crate::{Constraints, Engine, PolicyPrompter, PolicyRequest};
 
 /// The engine's view of a gate decision request; `cwd` and `roots` are the session's.
@@ -73,18 +76,24 @@ impl Prompter for EnginePrompter {
     }
 }
 
-/// Stage 7 and output shaping by the settings' constraints; `scope` is the profile (or
-/// client) the limits are counted for.
+/// Stage 7 and output shaping by the settings' constraints; `scope` is the client name
+/// for sessions that have none (the profile, or `cli`).
 pub struct EngineConstraints {
     /// The compiled constraints.
     pub constraints: Arc<Constraints>,
-    /// Rate-limit scope.
+    /// The client name of sessions whose front door gave none.
     pub scope: String,
 }
 
+#[async_trait]
 impl ConstraintStage for EngineConstraints {
-    fn admit(&self, spec: &ToolSpec, _session: &Session) -> Result<(), CallError> {
-        self.constraints.admit(&spec.name, &self.scope)
+    async fn admit(&self, spec: &ToolSpec, session: &Session) -> Result<Admitted, CallError> {
+        let scopes = RateScopes {
+            session: session.id(),
+            client: session.client().unwrap_or(&self.scope),
+        };
+        let note = self.constraints.admit(&spec.name, &scopes).await?;
+        Ok(Admitted { note })
     }
 
     fn shape(&self, spec: &ToolSpec, output: ToolOutput) -> ToolOutput {

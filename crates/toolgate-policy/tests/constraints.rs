@@ -8,11 +8,23 @@ use serde_json::json;
 use toolgate_policy::constraints::{
     ConstraintConfig, MaskAction, MaskConfig, OutputConfig, RateConfig,
 };
+use toolgate_policy::rate::{RateHit, RateScopes, RateStore, RateStoreError, RateVerdict};
 use toolgate_policy::{Constraints, Engine, PolicyRequest, split_command};
 use toolgate_protocol::{
     CallFacts, CommandFact, Content, Decision, ErrorCode, Finding, Layer, PermissionMode, Risk,
     Subject, ToolOutput,
 };
+
+fn rate() -> RateConfig {
+    serde_json::from_value(json!({"calls": 1, "perSeconds": 1})).unwrap()
+}
+
+fn s(session: &str) -> RateScopes<'_> {
+    RateScopes {
+        session,
+        client: "cli",
+    }
+}
 
 fn c(pattern: &str, config: ConstraintConfig) -> (String, ConstraintConfig, String) {
     (pattern.into(), config, "test".into())
@@ -28,6 +40,7 @@ fn rate_limits_slide_and_every_matching_limit_applies() {
                     rate: Some(RateConfig {
                         calls: 2,
                         per_seconds: 10,
+                        ..rate()
                     }),
                     ..Default::default()
                 },
@@ -38,6 +51,7 @@ fn rate_limits_slide_and_every_matching_limit_applies() {
                     rate: Some(RateConfig {
                         calls: 3,
                         per_seconds: 60,
+                        ..rate()
                     }),
                     ..Default::default()
                 },
@@ -46,9 +60,9 @@ fn rate_limits_slide_and_every_matching_limit_applies() {
         Some("salt"),
     );
     let t0 = Instant::now();
-    assert!(cs.admit_at("Bash", "s", t0).is_ok());
-    assert!(cs.admit_at("Bash", "s", t0).is_ok());
-    let err = cs.admit_at("Bash", "s", t0).unwrap_err();
+    assert!(cs.admit_at("Bash", &s("s"), t0).is_ok());
+    assert!(cs.admit_at("Bash", &s("s"), t0).is_ok());
+    let err = cs.admit_at("Bash", &s("s"), t0).unwrap_err();
     assert_eq!(
         (err.code, err.layer),
         (ErrorCode::RateLimited, Some(Layer::Constraint))
@@ -59,14 +73,14 @@ fn rate_limits_slide_and_every_matching_limit_applies() {
         err.message
     );
     // Another session has its own window.
-    assert!(cs.admit_at("Bash", "other", t0).is_ok());
+    assert!(cs.admit_at("Bash", &s("other"), t0).is_ok());
     // After the window, Bash may run again, but the `*` limit (3 per minute) now binds.
     let t1 = t0 + Duration::from_secs(11);
-    assert!(cs.admit_at("Bash", "s", t1).is_ok());
-    assert!(cs.admit_at("Read", "s", t1).is_err());
+    assert!(cs.admit_at("Bash", &s("s"), t1).is_ok());
+    assert!(cs.admit_at("Read", &s("s"), t1).is_err());
     // A refused call did not use up the quota.
     assert!(
-        cs.admit_at("Read", "s", t0 + Duration::from_secs(61))
+        cs.admit_at("Read", &s("s"), t0 + Duration::from_secs(61))
             .is_ok()
     );
 }
@@ -488,4 +502,132 @@ fn path_rule_for_directory_walkers() {
         e.path_rule(Path::new("/p/docs/a.md"), Access::Read)
             .is_none()
     );
+}
+
+fn limited(
+    pattern: &str,
+    calls: u32,
+    extra: serde_json::Value,
+) -> (String, ConstraintConfig, String) {
+    let mut rate = json!({"calls": calls, "perSeconds": 60});
+    if let (Some(r), Some(x)) = (rate.as_object_mut(), extra.as_object()) {
+        r.extend(x.clone());
+    }
+    c(
+        pattern,
+        ConstraintConfig {
+            rate: Some(serde_json::from_value(rate).unwrap()),
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn a_scope_says_whose_calls_share_the_budget() {
+    let cs = Constraints::new(
+        [
+            limited("Read", 2, json!({"scope": "client"})),
+            limited("Grep", 2, json!({"scope": "global"})),
+            limited("Glob", 1, json!({})),
+        ],
+        None,
+    );
+    let t = Instant::now();
+    let a1 = RateScopes {
+        session: "1",
+        client: "alice",
+    };
+    let a2 = RateScopes {
+        session: "2",
+        client: "alice",
+    };
+    let b = RateScopes {
+        session: "3",
+        client: "bob",
+    };
+    // client: alice's two sessions share two calls; bob has his own.
+    assert!(cs.admit_at("Read", &a1, t).is_ok());
+    assert!(cs.admit_at("Read", &a2, t).is_ok());
+    let err = cs.admit_at("Read", &a1, t).unwrap_err();
+    assert!(err.message.contains("for this client"), "{}", err.message);
+    assert!(cs.admit_at("Read", &b, t).is_ok());
+    // global: everyone shares two calls.
+    assert!(cs.admit_at("Grep", &a1, t).is_ok());
+    assert!(cs.admit_at("Grep", &b, t).is_ok());
+    let err = cs.admit_at("Grep", &a2, t).unwrap_err();
+    assert!(
+        err.message.contains("across all sessions"),
+        "{}",
+        err.message
+    );
+    // session (the default): each session its own.
+    assert!(cs.admit_at("Glob", &a1, t).is_ok());
+    assert!(cs.admit_at("Glob", &a2, t).is_ok());
+    assert!(cs.admit_at("Glob", &a1, t).is_err());
+}
+
+/// A shared store that is down.
+#[derive(Debug)]
+struct DownStore;
+
+#[async_trait::async_trait]
+impl RateStore for DownStore {
+    fn describe(&self) -> String {
+        "redis://10.0.0.1:6379/0".into()
+    }
+
+    async fn hit(&self, _hits: &[RateHit]) -> Result<RateVerdict, RateStoreError> {
+        Err(RateStoreError {
+            message: "connection refused".into(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_store_that_is_down_never_means_unlimited() {
+    let scopes = RateScopes {
+        session: "s",
+        client: "c",
+    };
+    // deny (the default) refuses, saying why.
+    let deny = Constraints::new([limited("Bash", 100, json!({"scope": "global"}))], None)
+        .with_store(std::sync::Arc::new(DownStore));
+    let err = deny.admit("Bash", &scopes).await.unwrap_err();
+    assert_eq!(
+        (err.code, err.layer),
+        (ErrorCode::RateLimited, Some(Layer::Constraint))
+    );
+    assert!(
+        err.message.contains("redis://10.0.0.1:6379/0")
+            && err.message.contains("connection refused")
+            && err.message.contains("fallback deny"),
+        "{}",
+        err.message
+    );
+    // Unlimited tools are not affected.
+    assert_eq!(deny.admit("Read", &scopes).await.unwrap(), None);
+    // local counts in this process and says so.
+    let local = Constraints::new(
+        [limited(
+            "Bash",
+            2,
+            json!({"scope": "global", "fallback": "local"}),
+        )],
+        None,
+    )
+    .with_store(std::sync::Arc::new(DownStore));
+    let note = local.admit("Bash", &scopes).await.unwrap().unwrap();
+    assert!(note.contains("counted in this process only"), "{note}");
+    assert!(local.admit("Bash", &scopes).await.is_ok());
+    assert!(local.admit("Bash", &scopes).await.is_err(), "still limited");
+    // One deny among the matching limits is enough to refuse.
+    let mixed = Constraints::new(
+        [
+            limited("Bash", 5, json!({"fallback": "local"})),
+            limited("*", 5, json!({"scope": "client"})),
+        ],
+        None,
+    )
+    .with_store(std::sync::Arc::new(DownStore));
+    assert!(mixed.admit("Bash", &scopes).await.is_err());
 }

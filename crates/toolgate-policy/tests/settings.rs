@@ -468,8 +468,13 @@ fn profiles_select_mode_tools_rules_and_constraints() {
     assert!(eng.removes_tool("WebFetch").is_some());
     assert!(eng.removes_tool("Read").is_none());
     let c = s.constraints(Some(&p));
-    assert!(c.admit("Bash", "s1").is_ok());
-    assert!(c.admit("Bash", "s1").is_err());
+    let s1 = toolgate_policy::rate::RateScopes {
+        session: "s1",
+        client: "external",
+    };
+    let now = std::time::Instant::now();
+    assert!(c.admit_at("Bash", &s1, now).is_ok());
+    assert!(c.admit_at("Bash", &s1, now).is_err());
 
     e.project_file(r#"{"toolgate": {"profiles": {"sneaky": {"mode": "bypassPermissions"}}}}"#);
     let s = e.load();

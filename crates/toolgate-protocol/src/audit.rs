@@ -7,8 +7,9 @@ use crate::{ErrorCode, Stage, Verdict};
 /// the record, chaining it to the one before.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
-    /// Always `"call"`; other record kinds (proxy decisions, recoveries) use other values.
-    pub kind: String,
+    /// What the record is about: a tool call, or a network decision of the sandbox's proxy.
+    /// (The audit log's own records — recoveries, deliveries — are not `CallRecord`s.)
+    pub kind: RecordKind,
     /// RFC 3339 UTC timestamp with milliseconds, taken when the call arrived.
     pub ts: String,
     /// The session the call belongs to.
@@ -30,8 +31,8 @@ pub struct CallRecord {
     /// The permission verdict, if the call reached stage 6.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
-    /// `ok` or `error`.
-    pub status: String,
+    /// How the call ended.
+    pub status: CallStatus,
     /// The error code when `status` is `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<ErrorCode>,
@@ -41,6 +42,46 @@ pub struct CallRecord {
     pub input_bytes: u64,
     /// Size of the output content in bytes.
     pub output_bytes: u64,
+}
+
+/// The kind of a [`CallRecord`], written as its [`as_str`](RecordKind::as_str) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordKind {
+    /// A tool call through the gate.
+    Call,
+    /// A connection decision of the sandbox's network proxy.
+    Network,
+}
+
+impl RecordKind {
+    /// The name in the log (`call`, `network`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RecordKind::Call => "call",
+            RecordKind::Network => "network",
+        }
+    }
+}
+
+/// How a recorded call ended, written as its [`as_str`](CallStatus::as_str) name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// The tool ran and returned a result.
+    Ok,
+    /// The call was refused or failed; `code` says why.
+    Error,
+}
+
+impl CallStatus {
+    /// The name in the log (`ok`, `error`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::Error => "error",
+        }
+    }
 }
 
 /// How one stage went.

@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::json;
 use toolgate_core::Session;
-use toolgate_core::sandbox::{Room, SandboxStage};
+use toolgate_core::sandbox::{Room, SandboxRequest, SandboxStage, SandboxUnavailable};
 use toolgate_core::stages::AuditSink;
-use toolgate_protocol::{CallFacts, CallRecord, ErrorCode, PermissionMode, Subject, ToolSpec};
+use toolgate_protocol::{
+    CallFacts, CallRecord, CallStatus, ErrorCode, PermissionMode, RecordKind, Subject,
+};
 
 use crate::{
     DomainRules, NetworkMode, PathRules, Plan, Proxy, ProxyDecision, SandboxPolicy, encode_tag,
@@ -211,7 +213,7 @@ pub fn network_record(d: &ProxyDecision) -> CallRecord {
     let parts = d.tag.as_deref().map(decode_tag).unwrap_or_default();
     let part = |i: usize| parts.get(i).cloned().unwrap_or_default();
     CallRecord {
-        kind: "network".to_owned(),
+        kind: RecordKind::Network,
         ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         session_id: part(0),
         call_id: part(1),
@@ -227,7 +229,11 @@ pub fn network_record(d: &ProxyDecision) -> CallRecord {
         stages: Vec::new(),
         hooks: Vec::new(),
         verdict: None,
-        status: if d.allowed { "ok" } else { "error" }.to_owned(),
+        status: if d.allowed {
+            CallStatus::Ok
+        } else {
+            CallStatus::Error
+        },
         code: (!d.allowed).then_some(ErrorCode::Denied),
         duration_us: 0,
         input_bytes: 0,
@@ -242,7 +248,7 @@ fn record_decision(audit: Option<&dyn AuditSink>, d: &ProxyDecision) -> bool {
         return true;
     };
     // A failed write also marks the sink failed, so the gate refuses every later call.
-    match audit.record(&network_record(d)) {
+    match audit.record(&network_record(d)).wait() {
         Ok(()) => true,
         Err(e) => {
             tracing::error!(error = %e, host = %d.host, "network decision could not be audited; connection refused");
@@ -254,11 +260,14 @@ fn record_decision(audit: Option<&dyn AuditSink>, d: &ProxyDecision) -> bool {
 impl SandboxStage for LinuxSandbox {
     fn select(
         &self,
-        spec: &ToolSpec,
-        input: &serde_json::Value,
-        facts: &CallFacts,
-        session: &Session,
-    ) -> Result<Option<Arc<dyn Room>>, String> {
+        request: &SandboxRequest<'_>,
+    ) -> Result<Option<Arc<dyn Room>>, SandboxUnavailable> {
+        let SandboxRequest {
+            spec,
+            facts,
+            session,
+            outside_sandbox,
+        } = *request;
         if !self.policy.enabled || !matches!(spec.subject, Subject::Command { .. }) {
             return Ok(None);
         }
@@ -275,23 +284,23 @@ impl SandboxStage for LinuxSandbox {
         }
         // `dangerouslyDisableSandbox`: the policy never lets a mode approve it (an allow rule,
         // a hook or a person did), and `allowUnsandboxedCommands: false` makes it ignored.
-        if !root_bypass
-            && self.policy.allow_unsandboxed_commands
-            && input.get("dangerouslyDisableSandbox") == Some(&serde_json::Value::Bool(true))
-        {
+        if !root_bypass && self.policy.allow_unsandboxed_commands && outside_sandbox {
             tracing::info!("command runs outside the sandbox (dangerouslyDisableSandbox)");
             return Ok(None);
         }
-        let mut policy = self.effective_policy()?;
+        let mut policy = self.effective_policy().map_err(SandboxUnavailable::new)?;
         let mut limited = None;
         if let Some(rules) = self.path_rules.as_deref().filter(|r| r.any()) {
             // Per room: what the rules cover is what exists when the command starts.
             let mut p = (*policy).clone();
-            let found = p.add_rule_limits(rules).map_err(|e| e.to_string())?;
+            let found = p
+                .add_rule_limits(rules)
+                .map_err(|e| SandboxUnavailable::new(e.to_string()))?;
             limited = Some((found.hidden.len(), found.read_only.len()));
             policy = Arc::new(p);
         }
-        let plan = Plan::new(&policy, crate::probe()).map_err(|e| e.to_string())?;
+        let plan = Plan::new(&policy, crate::probe())
+            .map_err(|e| SandboxUnavailable::new(e.to_string()))?;
         let applied: Vec<&str> = plan.applied.iter().map(|l| l.name()).collect();
         let mut description = format!("sandbox tier {:?}: {}", plan.tier, applied.join("+"));
         if !plan.missing.is_empty() {
@@ -364,21 +373,21 @@ mod tests {
     struct Records(Mutex<Vec<CallRecord>>);
 
     impl AuditSink for Records {
-        fn ready(&self) -> Result<(), String> {
+        fn ready(&self) -> Result<(), toolgate_core::stages::AuditFailure> {
             Ok(())
         }
 
-        fn record(&self, record: &CallRecord) -> Result<(), String> {
+        fn record(&self, record: &CallRecord) -> toolgate_core::stages::AuditReceipt {
             self.0
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(record.clone());
-            Ok(())
+            toolgate_core::stages::AuditReceipt::done(Ok(()))
         }
     }
 
-    fn bash_spec() -> ToolSpec {
-        ToolSpec {
+    fn bash_spec() -> toolgate_protocol::ToolSpec {
+        toolgate_protocol::ToolSpec {
             name: "Bash".into(),
             version: "1".into(),
             description: String::new(),
@@ -429,23 +438,25 @@ mod tests {
             Workspace::new(&root).unwrap_or_else(|e| panic!("{e}")),
             SessionOptions::default(),
         );
-        let flagged = serde_json::json!({"command": "make", "dangerouslyDisableSandbox": true});
-        let plain = serde_json::json!({"command": "make"});
         let facts = CallFacts::default();
-        let room = |policy: &SandboxPolicy, input: &serde_json::Value| {
+        let spec = bash_spec();
+        let room = |policy: &SandboxPolicy, outside_sandbox: bool| {
             LinuxSandbox::new(policy.clone(), PathBuf::from("/nonexistent/helper"))
-                .select(&bash_spec(), input, &facts, &session)
+                .select(&SandboxRequest {
+                    spec: &spec,
+                    facts: &facts,
+                    session: &session,
+                    outside_sandbox,
+                })
                 .map(|r| r.is_some())
         };
         // Without the flag the command gets a room; with it (allowed by default) none.
-        assert_eq!(room(&policy, &plain), Ok(true));
-        assert_eq!(room(&policy, &flagged), Ok(false));
-        // `"dangerouslyDisableSandbox": "yes"` is not `true`: still sandboxed.
-        let stringly = serde_json::json!({"command": "make", "dangerouslyDisableSandbox": "yes"});
-        assert_eq!(room(&policy, &stringly), Ok(true));
+        // (The flag is typed: Bash's schema refuses `"dangerouslyDisableSandbox": "yes"`.)
+        assert_eq!(room(&policy, false), Ok(true));
+        assert_eq!(room(&policy, true), Ok(false));
         // allowUnsandboxedCommands: false makes the flag ignored.
         policy.allow_unsandboxed_commands = false;
-        assert_eq!(room(&policy, &flagged), Ok(true));
+        assert_eq!(room(&policy, true), Ok(true));
         let _ = std::fs::remove_dir_all(&root);
     }
 
@@ -489,13 +500,14 @@ mod tests {
                 ..SessionOptions::default()
             },
         );
+        let spec = bash_spec();
         let room = stage
-            .select(
-                &bash_spec(),
-                &serde_json::json!({"command": "x"}),
-                &CallFacts::default(),
-                &session,
-            )
+            .select(&SandboxRequest {
+                spec: &spec,
+                facts: &CallFacts::default(),
+                session: &session,
+                outside_sandbox: false,
+            })
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("no room"));
         room.bind_call("call-42");

@@ -44,6 +44,7 @@ mod web;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
@@ -84,6 +85,15 @@ pub enum SetupError {
     /// The web tools' settings are invalid.
     #[error(transparent)]
     Web(#[from] toolgate_web::WebError),
+    /// The PostgreSQL audit store is misconfigured or unreachable.
+    #[error("--audit: {0}")]
+    AuditStore(#[from] toolgate_audit_postgres::PgError),
+    /// The OTLP exporter is misconfigured.
+    #[error(transparent)]
+    Otlp(#[from] toolgate_otel::OtelError),
+    /// The shared state (`--state`) is misconfigured or unreachable.
+    #[error(transparent)]
+    State(#[from] toolgate_state::StateError),
     /// The path of the sandbox helper is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -120,13 +130,33 @@ pub struct ViewChoice {
     pub deny_tools: Vec<String>,
 }
 
-/// Where audit records go.
-#[derive(Debug, Clone, Default)]
+/// Where audit records go: the local hash-chained log (the source of truth), and the
+/// destinations that get a copy of it from its checkpoint.
+#[derive(Debug, Clone)]
 pub struct AuditChoice {
     /// The log file; default `<workspace>/.toolgate/audit.jsonl`.
     pub path: Option<PathBuf>,
     /// When to fsync.
     pub fsync: FsyncPolicy,
+    /// Under [`FsyncPolicy::Batch`]: the longest a written record waits for its fsync.
+    pub batch_interval: Duration,
+    /// PostgreSQL URLs (`postgres://USER:PASSWORD@HOST[:PORT]/DB`) that get a copy.
+    pub postgres: Vec<String>,
+    /// An OpenTelemetry collector (OTLP/HTTP base URL) that gets every call as a span and
+    /// every record as a log record.
+    pub otlp: Option<String>,
+}
+
+impl Default for AuditChoice {
+    fn default() -> Self {
+        Self {
+            path: None,
+            fsync: FsyncPolicy::default(),
+            batch_interval: toolgate_audit::AuditOptions::default().batch_interval,
+            postgres: Vec::new(),
+            otlp: None,
+        }
+    }
 }
 
 /// Everything a gate is built from. Plain data: fill it, then [`Setup::build`].
@@ -152,6 +182,9 @@ pub struct Setup {
     pub prompt_ui: Option<JsonLinesSource>,
     /// The audit log; `None` writes none.
     pub audit: Option<AuditChoice>,
+    /// A Redis URL where rate limits are counted, shared by every process and replica using
+    /// it; `None` counts them in this process.
+    pub state: Option<String>,
     /// The sandbox helper executable (default: this executable, or the stand-alone helper
     /// next to it; see `toolgate_sandbox::helper_exe`).
     pub sandbox_helper: Option<PathBuf>,
@@ -203,6 +236,7 @@ impl Setup {
             prompting: Prompting::Deny,
             prompt_ui: None,
             audit: None,
+            state: None,
             sandbox_helper: None,
         }
     }
@@ -351,7 +385,11 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
         .policy(Arc::new(EnginePolicy(Arc::clone(&engine))))
         .prompter(Arc::new(EnginePrompter(prompter)))
         .constraints(Arc::new(EngineConstraints {
-            constraints: Arc::new(settings.constraints(profile.as_ref())),
+            constraints: Arc::new(constraints(
+                &settings,
+                profile.as_ref(),
+                setup.state.as_deref(),
+            )?),
             scope,
         }));
     let mut add_dirs: Vec<PathBuf> = setup.add_dirs.clone();
@@ -360,13 +398,10 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
         builder = builder.add_dir(dir);
     }
     // Opened before the sandbox stage, which records its network decisions in it too.
-    let audit_sink = setup.audit.as_ref().map(|audit| {
-        let path = audit
-            .path
-            .clone()
-            .unwrap_or_else(|| default_audit_path(&setup.workspace));
-        toolgate_core::audit::open_or_refuse(&path, audit.fsync)
-    });
+    let audit_sink = match &setup.audit {
+        Some(audit) => Some(audit_sink(&setup.workspace, audit)?),
+        None => None,
+    };
     if let Some(stage) = sandbox::stage(
         &settings,
         &engine,
@@ -400,6 +435,59 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
         engine,
         settings: Arc::new(settings),
     })
+}
+
+/// The audit sink `audit` asks for: the local log, copied to each PostgreSQL URL and the
+/// OTLP collector. A log that cannot be opened refuses every call (`audit_unavailable`); a
+/// misconfigured destination (a bad URL, credentials, a missing database) stops the setup
+/// here, before anything runs.
+pub fn audit_sink(
+    workspace: &Path,
+    audit: &AuditChoice,
+) -> Result<Arc<dyn toolgate_core::stages::AuditSink>, SetupError> {
+    let mut destinations: Vec<Arc<dyn toolgate_audit::ship::Destination>> = Vec::new();
+    for url in &audit.postgres {
+        destinations.push(Arc::new(
+            toolgate_audit_postgres::PgDestination::open_checked(url)?,
+        ));
+    }
+    if let Some(url) = &audit.otlp {
+        destinations.push(Arc::new(toolgate_otel::OtlpDestination::new(
+            url,
+            Default::default(),
+        )?));
+    }
+    let path = audit
+        .path
+        .clone()
+        .unwrap_or_else(|| default_audit_path(workspace));
+    let options = toolgate_audit::AuditOptions {
+        fsync: audit.fsync,
+        batch_interval: audit.batch_interval,
+        ..toolgate_audit::AuditOptions::default()
+    };
+    Ok(toolgate_audit::open_or_refuse_with(
+        &path,
+        options,
+        destinations,
+    ))
+}
+
+/// The settings' constraints, their rate limits counted in the Redis store at `state` if
+/// one is given.
+pub fn constraints(
+    settings: &Settings,
+    profile: Option<&toolgate_policy::Profile>,
+    state: Option<&str>,
+) -> Result<toolgate_policy::Constraints, SetupError> {
+    let constraints = settings.constraints(profile);
+    match state {
+        Some(url) => {
+            let store = toolgate_state::RedisRateStore::open_checked(url)?;
+            Ok(constraints.with_store(Arc::new(store)))
+        }
+        None => Ok(constraints),
+    }
 }
 
 /// The hooks of every settings source. A project's hooks are active only once the

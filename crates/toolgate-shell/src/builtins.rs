@@ -253,7 +253,7 @@ impl Walker<'_> {
                 })
                 .flatten()?;
             let inside = crate::paths::inside_roots(&path, &self.ctx.roots, &self.ctx.cwd);
-            return (inside && crate::paths::secret_kind(&path, &self.ctx).is_none())
+            return (inside && crate::paths::secret_kind(&path, self.ctx).is_none())
                 .then(|| Field::lit(LIST_FILE_NAME));
         }
         if p.stdin.is_some() {

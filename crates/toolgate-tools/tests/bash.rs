@@ -13,8 +13,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::sandbox::{Room, SandboxStage};
 use toolgate_core::stages::{DecisionRequest, PolicyStage};
-use toolgate_core::{Gate, Registry, Session};
-use toolgate_protocol::{CallFacts, Decision, ErrorCode, Layer, ToolCall, ToolSpec, Verdict};
+use toolgate_core::{Gate, Registry};
+use toolgate_protocol::{Decision, ErrorCode, Layer, ToolCall, Verdict};
 use toolgate_tools::shell::{ShellConfig, register_shell_tools, tasks};
 
 #[tokio::test]
@@ -442,14 +442,15 @@ impl Room for FakeRoom {
 
 struct FakeSandbox;
 
+/// A room for every call, except one whose tool says it asks to run outside the sandbox.
 impl SandboxStage for FakeSandbox {
     fn select(
         &self,
-        _spec: &ToolSpec,
-        _input: &serde_json::Value,
-        _facts: &CallFacts,
-        _session: &Session,
-    ) -> Result<Option<Arc<dyn Room>>, String> {
+        request: &toolgate_core::sandbox::SandboxRequest<'_>,
+    ) -> Result<Option<Arc<dyn Room>>, toolgate_core::sandbox::SandboxUnavailable> {
+        if request.outside_sandbox {
+            return Ok(None);
+        }
         Ok(Some(Arc::new(FakeRoom)))
     }
 }
@@ -471,6 +472,22 @@ async fn a_sandbox_room_builds_the_command() {
         .unwrap();
     let r = bash(&g, "echo $IN_ROOM ${FAKE_TOKEN:-unset}").await;
     assert_eq!(text(&r), "yes unset");
+    // Bash's typed `dangerouslyDisableSandbox` reaches the sandbox stage; a string is not
+    // the flag (the schema refuses it before any stage could misread it).
+    let r = call(
+        &g,
+        "Bash",
+        json!({"command": "echo ${IN_ROOM:-outside}", "dangerouslyDisableSandbox": true}),
+    )
+    .await;
+    assert_eq!(text(&r), "outside");
+    let r = call(
+        &g,
+        "Bash",
+        json!({"command": "echo x", "dangerouslyDisableSandbox": "yes"}),
+    )
+    .await;
+    assert_eq!(code(&r), ErrorCode::InvalidInput, "{}", r.model_text());
     // No report on fd 63 inside the room: the static `cd` is followed instead.
     bash(&g, "cd sub").await;
     assert_eq!(

@@ -125,17 +125,43 @@ pub struct SessionArgs {
 /// Where audit records go.
 #[derive(Debug, Args, Clone)]
 pub struct AuditArgs {
-    /// Audit log file (default: <workspace>/.toolgate/audit.jsonl).
-    #[arg(long, value_name = "FILE")]
-    pub audit: Option<PathBuf>,
+    /// Where audit records go (repeatable): the local log FILE (default:
+    /// <workspace>/.toolgate/audit.jsonl), and PostgreSQL URLs
+    /// (postgres://USER:PASSWORD@HOST[:PORT]/DB) that get a copy of it.
+    #[arg(long = "audit", value_name = "FILE|URL")]
+    pub audit: Vec<String>,
 
     /// Do not write an audit log.
-    #[arg(long, conflicts_with = "audit")]
+    #[arg(long, conflicts_with_all = ["audit", "otlp"])]
     pub no_audit: bool,
 
     /// When to fsync the audit log: always, batch, never.
     #[arg(long, default_value = "batch")]
     pub fsync: String,
+
+    /// Under `--fsync batch`: fsync at most this often, and at most this long after a
+    /// record is written (milliseconds).
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub fsync_interval: u64,
+
+    /// Also export every call as a span and every record as a log record to this
+    /// OpenTelemetry collector (OTLP/HTTP base URL, e.g. http://127.0.0.1:4318).
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+
+    /// Shared state (flattened here so every front door that writes an audit log, and so
+    /// runs tools, takes it too).
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+/// State shared with other processes and replicas.
+#[derive(Debug, Args, Clone, Default)]
+pub struct StateArgs {
+    /// Count rate limits in this Redis server, shared by every process and replica using
+    /// it (redis://[:PASSWORD@]HOST[:PORT][/DB]); default: in this process.
+    #[arg(long = "state", value_name = "URL")]
+    pub url: Option<String>,
 }
 
 /// Result format for `exec`.

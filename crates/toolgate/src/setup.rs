@@ -24,6 +24,9 @@ pub enum SetupError {
     /// Bad fsync policy name.
     #[error("--fsync: {0}")]
     Fsync(String),
+    /// An `--audit` target is neither a file nor a store URL, or names two files.
+    #[error("{0}")]
+    AuditTarget(String),
     /// Everything the setup crate reports.
     #[error(transparent)]
     Setup(#[from] toolgate_setup::SetupError),
@@ -69,16 +72,42 @@ pub fn setup(
     setup.session_id = session.session_id.clone();
     setup.prompting = prompting;
     setup.prompt_ui = prompt_source(session);
-    if let Some(audit) = audit
-        && !audit.no_audit
-    {
-        setup.audit = Some(AuditChoice {
-            path: audit.audit.clone(),
-            fsync: FsyncPolicy::from_str(&audit.fsync)
-                .map_err(|e| SetupError::Fsync(e.to_string()))?,
-        });
+    if let Some(audit) = audit {
+        setup.state = audit.state.url.clone();
+        if !audit.no_audit {
+            setup.audit = Some(audit_choice(audit)?);
+        }
     }
     Ok(setup)
+}
+
+/// `--audit FILE|URL` (repeatable), `--fsync`, `--fsync-interval`, `--otlp`: at most one
+/// local log file (the source of truth the copies come from) and any PostgreSQL URLs.
+fn audit_choice(audit: &AuditArgs) -> Result<AuditChoice, SetupError> {
+    let mut choice = AuditChoice {
+        fsync: FsyncPolicy::from_str(&audit.fsync).map_err(|e| SetupError::Fsync(e.to_string()))?,
+        batch_interval: std::time::Duration::from_millis(audit.fsync_interval),
+        otlp: audit.otlp.clone(),
+        ..AuditChoice::default()
+    };
+    for target in &audit.audit {
+        if toolgate_audit_postgres::PgTarget::is_url(target) {
+            choice.postgres.push(target.clone());
+        } else if target.contains("://") {
+            return Err(SetupError::AuditTarget(format!(
+                "--audit {target}: not a file path and not a postgres:// URL"
+            )));
+        } else if choice.path.is_some() {
+            return Err(SetupError::AuditTarget(
+                "--audit: one log file at most (it is the source of truth that PostgreSQL and \
+                 OTLP copies come from)"
+                    .into(),
+            ));
+        } else {
+            choice.path = Some(target.into());
+        }
+    }
+    Ok(choice)
 }
 
 /// The registry of built-in tools, pinned to a snapshot if one is given.

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_core::stages::{
-    AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage, PolicyStage,
-    PostHookOutcome, PreHookOutcome, Prompter,
+    Admitted, AuditReceipt, AuditSink, ConstraintStage, DecisionRequest, HookRequest, HookStage,
+    PolicyStage, PostHookOutcome, PreHookOutcome, Prompter,
 };
 use toolgate_core::{Registry, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::*;
@@ -40,6 +40,9 @@ pub struct ProbeInput {
     pub repeat: usize,
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// The tool keeps its `timeout` to itself (does not ask the gate for it).
+    #[serde(default)]
+    pub private_timeout: bool,
 }
 
 pub fn spec(name: &str, read_only: bool) -> ToolSpec {
@@ -57,6 +60,7 @@ pub fn spec(name: &str, read_only: bool) -> ToolSpec {
                 "reject": {"type": "boolean"},
                 "repeat": {"type": "integer", "minimum": 0},
                 "timeout": {"type": "integer", "minimum": 1},
+                "private_timeout": {"type": "boolean"},
                 "api_key": {"type": "string"}
             },
             "additionalProperties": false
@@ -87,6 +91,13 @@ impl TypedTool for Probe {
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn run_request(&self, input: &ProbeInput) -> toolgate_core::RunRequest {
+        toolgate_core::RunRequest {
+            timeout_ms: input.timeout.filter(|_| !input.private_timeout),
+            ..Default::default()
+        }
     }
 
     fn validate(&self, input: &mut ProbeInput, _ctx: &ToolContext) -> Result<(), ToolError> {
@@ -170,16 +181,16 @@ pub struct MemoryAudit {
 }
 
 impl AuditSink for MemoryAudit {
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), toolgate_core::stages::AuditFailure> {
         match &*self.broken.lock().unwrap() {
-            Some(r) => Err(r.clone()),
+            Some(r) => Err(toolgate_core::stages::AuditFailure::new(r.clone())),
             None => Ok(()),
         }
     }
 
-    fn record(&self, record: &CallRecord) -> Result<(), String> {
+    fn record(&self, record: &CallRecord) -> AuditReceipt {
         self.records.lock().unwrap().push(record.clone());
-        Ok(())
+        AuditReceipt::done(Ok(()))
     }
 
     fn redact(&self, input: &Value) -> Value {
@@ -301,8 +312,13 @@ pub struct CountLimit {
     pub seen: Mutex<usize>,
 }
 
+#[async_trait]
 impl ConstraintStage for CountLimit {
-    fn admit(&self, spec: &ToolSpec, _session: &toolgate_core::Session) -> Result<(), CallError> {
+    async fn admit(
+        &self,
+        spec: &ToolSpec,
+        _session: &toolgate_core::Session,
+    ) -> Result<Admitted, CallError> {
         let mut seen = self.seen.lock().unwrap();
         *seen += 1;
         if *seen > self.max {
@@ -313,6 +329,6 @@ impl ConstraintStage for CountLimit {
             )
             .with_layer(Layer::Constraint));
         }
-        Ok(())
+        Ok(Admitted::default())
     }
 }

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_core::outputs::SessionOutputs;
-use toolgate_core::{Session, ToolContext, ToolError, TypedTool};
+use toolgate_core::{RunRequest, Session, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::{
     CallFacts, Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec,
 };
@@ -187,6 +187,13 @@ impl TypedTool for BashTool {
         cwd::resolve(&ctx.session);
         input.analysis = Some(analyze_command(&input.command, &ctx.session, &self.config));
         Ok(())
+    }
+
+    fn run_request(&self, input: &BashInput) -> RunRequest {
+        RunRequest {
+            timeout_ms: input.timeout,
+            outside_sandbox: input.dangerously_disable_sandbox,
+        }
     }
 
     fn analyze(&self, input: &BashInput, ctx: &ToolContext) -> CallFacts {

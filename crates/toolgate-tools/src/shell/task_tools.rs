@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate_core::{Session, ToolContext, ToolError, TypedTool};
+use toolgate_core::{RunRequest, Session, ToolContext, ToolError, TypedTool};
 use toolgate_protocol::{Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec};
 
 use crate::shell::TOOL_VERSION;
@@ -199,6 +199,14 @@ impl TypedTool for TaskOutputTool {
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    /// How long to wait for the task is this call's own timeout.
+    fn run_request(&self, input: &TaskOutputInput) -> RunRequest {
+        RunRequest {
+            timeout_ms: input.timeout,
+            ..RunRequest::default()
+        }
     }
 
     fn validate(&self, input: &mut TaskOutputInput, ctx: &ToolContext) -> Result<(), ToolError> {
