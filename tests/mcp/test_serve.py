@@ -776,6 +776,12 @@ async def http_profiles_bind_to_tokens_not_to_client_names():
     assert p.returncode == 64 and "chmod 600" in p.stderr, (p.returncode, p.stderr)
 
 
+# The orchestration tools (AskUserQuestion, Agent, plan mode, skills, worktrees, Monitor).
+import test_orch  # noqa: E402
+
+test_orch.register(test, sys.modules[__name__])
+
+
 async def main() -> int:
     passed = failed = 0
     for fn in TESTS:

@@ -15,6 +15,7 @@ fn record(tool: &str, code: Option<ErrorCode>, duration_us: u64) -> CallRecord {
         session_id: "s".into(),
         call_id: "c".into(),
         client: None,
+        parent_call_id: None,
         tool: tool.into(),
         input: json!({}),
         stages: vec![],
@@ -29,6 +30,7 @@ fn record(tool: &str, code: Option<ErrorCode>, duration_us: u64) -> CallRecord {
         duration_us,
         input_bytes: 2,
         output_bytes: 0,
+        mode_change: None,
     }
 }
 

@@ -18,6 +18,7 @@ use toolgate_protocol::{
 };
 
 use self::flight::Flight;
+use crate::delegate::{GateHandle, Lineage};
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
 use crate::sandbox::{NoSandbox, SandboxStage};
 use crate::session::{Session, SessionOptions, Workspace};
@@ -72,10 +73,10 @@ impl Default for Limits {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     registry: Registry,
     policy: Arc<dyn PolicyStage>,
-    prompter: Arc<dyn Prompter>,
+    pub(crate) prompter: Arc<dyn Prompter>,
     hooks: Arc<dyn HookStage>,
     constraints: Arc<dyn ConstraintStage>,
     sandbox: Arc<dyn SandboxStage>,
@@ -232,6 +233,7 @@ impl GateBuilder {
             session: Arc::new(Session::new(workspace, self.session)),
             view,
             view_options,
+            lineage: None,
         })
     }
 }
@@ -242,10 +244,13 @@ impl GateBuilder {
 /// session, [`Gate::new_session`] starts another one.
 #[derive(Clone)]
 pub struct Gate {
-    shared: Arc<Shared>,
-    session: Arc<Session>,
-    view: View,
-    view_options: ViewOptions,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) session: Arc<Session>,
+    pub(crate) view: View,
+    pub(crate) view_options: ViewOptions,
+    /// Set for a sub-agent's gate and for calls made on behalf of another call
+    /// ([`crate::delegate`]).
+    pub(crate) lineage: Option<Arc<Lineage>>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -292,6 +297,7 @@ impl Gate {
             session: Arc::new(Session::new(self.session.workspace().clone(), options)),
             view,
             view_options,
+            lineage: None,
         })
     }
 
@@ -308,7 +314,7 @@ impl Gate {
         call: ToolCall,
         cancel: CancellationToken,
     ) -> CallResult {
-        let mut flight = Flight::new(&self.shared, &self.session, &call);
+        let mut flight = Flight::new(self, &call);
         let (call_id, tool) = (call.id.clone(), call.name.clone());
         // A tool's own panic is caught around its run (`run_tool`); this catches one in any
         // other stage, so the caller still gets an answer and the record says what happened
@@ -350,7 +356,7 @@ impl Gate {
     /// JSONL line, an undecodable MCP request), so the audit log still has one record per
     /// request.
     pub fn reject(&self, call: ToolCall, error: CallError) -> CallResult {
-        let mut flight = Flight::new(&self.shared, &self.session, &call);
+        let mut flight = Flight::new(self, &call);
         flight.stage(
             error.stage,
             StageStatus::Fail,
@@ -414,6 +420,7 @@ impl Gate {
             timeout,
             room: None,
             read_filter: self.shared.policy.read_filter(),
+            gate: GateHandle::new(self.clone(), call_id),
         }
     }
 

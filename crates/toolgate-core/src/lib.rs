@@ -63,7 +63,9 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod asking;
 pub mod child;
+pub mod delegate;
 mod gate;
 pub mod outputs;
 pub mod registry;
@@ -74,6 +76,7 @@ mod shape;
 pub mod stages;
 mod tool;
 
+pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };

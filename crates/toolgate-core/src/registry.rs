@@ -417,6 +417,39 @@ impl View {
         &self.hidden
     }
 
+    /// This view with fewer tools: those `keep` refuses are hidden, with `reason(name)` as
+    /// what a call to one is told. Built from this view's own entries, so the result can
+    /// never hold a tool this view lacks (a sub-agent's tools, a skill's).
+    pub fn narrowed(&self, keep: impl Fn(&str) -> bool, reason: impl Fn(&str) -> String) -> View {
+        let mut hidden = (*self.hidden).clone();
+        let mut visible = Vec::new();
+        for entry in self.visible.iter() {
+            let name = entry.spec.name.as_str();
+            if keep(name) {
+                visible.push(Arc::clone(entry));
+            } else {
+                hidden.insert(
+                    name.to_owned(),
+                    Hidden {
+                        layer: Layer::Rule,
+                        reason: reason(name),
+                    },
+                );
+            }
+        }
+        let deferred = self
+            .deferred
+            .iter()
+            .filter(|n| visible.iter().any(|e| &e.spec.name == *n))
+            .cloned()
+            .collect();
+        View {
+            visible: Arc::new(visible),
+            hidden: Arc::new(hidden),
+            deferred: Arc::new(deferred),
+        }
+    }
+
     /// Looks a tool up by its exact (case-sensitive) name.
     pub fn lookup(&self, name: &str) -> Lookup<'_> {
         if let Some(entry) = self.visible.iter().find(|e| e.spec.name == name) {

@@ -184,7 +184,9 @@ pub struct SessionOptions {
 pub struct Session {
     id: String,
     workspace: Workspace,
-    mode: PermissionMode,
+    /// Changes only through [`Session::set_mode`] (plan mode's tools); the gate records each
+    /// change on the call that made it.
+    mode: Mutex<PermissionMode>,
     client: Option<String>,
     cwd: Mutex<PathBuf>,
     /// Per-session state kept by tools.
@@ -197,7 +199,7 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("id", &self.id)
             .field("workspace", &self.workspace)
-            .field("mode", &self.mode)
+            .field("mode", &self.mode())
             .field("cwd", &self.cwd())
             .finish_non_exhaustive()
     }
@@ -206,17 +208,26 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// A new session in `workspace`, starting in its root.
     pub fn new(workspace: Workspace, options: SessionOptions) -> Self {
+        Self::with_cancellation(workspace, options, CancellationToken::new())
+    }
+
+    /// A new session ended by `cancel` too (a sub-agent's session ends with its Agent call).
+    pub(crate) fn with_cancellation(
+        workspace: Workspace,
+        options: SessionOptions,
+        cancel: CancellationToken,
+    ) -> Self {
         let cwd = workspace.root().to_path_buf();
         Self {
             id: options
                 .id
                 .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
             workspace,
-            mode: options.mode,
+            mode: Mutex::new(options.mode),
             client: options.client,
             cwd: Mutex::new(cwd),
             extensions: Extensions::default(),
-            cancel: CancellationToken::new(),
+            cancel,
         }
     }
 
@@ -232,7 +243,16 @@ impl Session {
 
     /// The permission mode.
     pub fn mode(&self) -> PermissionMode {
-        self.mode
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Switches the permission mode; returns the mode before. Only tools that carry the
+    /// user's answer call this (ExitPlanMode, EnterPlanMode): the gate records the change.
+    pub fn set_mode(&self, mode: PermissionMode) -> PermissionMode {
+        std::mem::replace(
+            &mut *self.mode.lock().unwrap_or_else(PoisonError::into_inner),
+            mode,
+        )
     }
 
     /// The client or profile name.

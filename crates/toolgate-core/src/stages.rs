@@ -14,6 +14,7 @@ use toolgate_protocol::{
     CallError, CallFacts, CallRecord, Decision, HookRecord, Layer, ToolOutput, ToolSpec, Verdict,
 };
 
+use crate::asking::{QuestionAnswer, QuestionForm, SampleError, SampleRequest, Unanswered};
 use crate::session::Session;
 
 /// What the policy stage sees.
@@ -93,6 +94,20 @@ pub trait Prompter: Send + Sync {
     /// call unrun with [`ErrorCode::InputRequired`](toolgate_protocol::ErrorCode). Any other
     /// undecided (`ask`) answer is taken as a denial.
     async fn ask(&self, request: &DecisionRequest<'_>, verdict: &Verdict) -> Verdict;
+
+    /// Puts questions to the user ([`crate::asking`]): AskUserQuestion, plan approval. One
+    /// answer per question, in order. Default: nobody can be asked.
+    async fn ask_user(&self, _form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        Err(Unanswered::NoUser(
+            "this front door has no way to ask".into(),
+        ))
+    }
+
+    /// Has the front door's client run one model turn (MCP sampling), for a sub-agent.
+    /// Default: not offered.
+    async fn sample(&self, _request: &SampleRequest) -> Result<Value, SampleError> {
+        Err(SampleError::Unsupported)
+    }
 }
 
 /// Denies every ask: the right answer with nobody to ask (CI, `dontAsk`, pipes).

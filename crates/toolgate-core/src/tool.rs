@@ -12,6 +12,7 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 use toolgate_protocol::{CallFacts, ErrorCode, ToolOutput, ToolSpec};
 
+use crate::delegate::GateHandle;
 use crate::sandbox::Room;
 use crate::session::Session;
 use crate::stages::ReadFilter;
@@ -54,6 +55,10 @@ pub enum ToolError {
     /// A per-session budget of the tool is used up (WebSearch's search cap).
     #[error("{0}")]
     RateLimited(String),
+    /// The tool needs the user's answer, which the front door collects out of band (MCP
+    /// `input_required`): nothing was done, and the retry brings the answer.
+    #[error("{0}")]
+    InputRequired(String),
 }
 
 impl ToolError {
@@ -68,6 +73,7 @@ impl ToolError {
             ToolError::InvalidInput(_) => ErrorCode::InvalidInput,
             ToolError::Denied(_) => ErrorCode::Denied,
             ToolError::RateLimited(_) => ErrorCode::RateLimited,
+            ToolError::InputRequired(_) => ErrorCode::InputRequired,
         }
     }
 }
@@ -88,6 +94,9 @@ pub struct ToolContext {
     /// Files a directory walker must skip (deny/ask rules on reading them); `None` when no
     /// rule limits reading by path.
     pub read_filter: Option<ReadFilter>,
+    /// The gate running the call, for tools that act on the session itself (questions for
+    /// the user, sub-agents, a call made on this one's behalf). See [`crate::delegate`].
+    pub gate: GateHandle,
 }
 
 /// What a call asks of the gate itself, read by the tool from its own typed input: the

@@ -25,6 +25,7 @@ use rmcp::model::{
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext, ServiceError};
 use serde_json::{Value, json};
+use toolgate_core::asking::{QuestionAnswer, QuestionForm, SampleError, SampleRequest, Unanswered};
 use toolgate_policy::prompt::{Answer, Offer, resolve};
 use toolgate_policy::{Engine, PolicyPrompter, PolicyRequest};
 use toolgate_protocol::{Decision, Layer, Verdict};
@@ -41,6 +42,9 @@ const MAX_SUMMARY_CHARS: usize = 2_000;
 tokio::task_local! {
     /// How the call in progress may ask its client.
     static ASKER: Asker;
+    /// The calling client on a legacy-era request, which may be sent server-to-client
+    /// requests (sampling for sub-agents) whether or not it can be asked questions.
+    static CLIENT: Option<Peer<RoleServer>>;
 }
 
 /// How a request's client can be asked.
@@ -121,8 +125,14 @@ impl Round {
 }
 
 /// Runs `call` with `asker` reachable by [`ElicitingPrompter`].
-pub(crate) async fn with_asker<F: Future>(asker: Asker, call: F) -> F::Output {
-    ASKER.scope(asker, call).await
+/// `client` is the calling client when server-to-client requests to it are allowed
+/// (legacy eras), for sampling.
+pub(crate) async fn with_asker<F: Future>(
+    asker: Asker,
+    client: Option<Peer<RoleServer>>,
+    call: F,
+) -> F::Output {
+    CLIENT.scope(client, ASKER.scope(asker, call)).await
 }
 
 /// Whether the request's client declared form elicitation: in its `initialize` (legacy) or
@@ -313,6 +323,175 @@ impl PolicyPrompter for ElicitingPrompter {
             Asker::Nobody => self.fallback.ask(req, verdict).await,
         }
     }
+
+    async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        let asker = ASKER.try_with(Clone::clone).unwrap_or(Asker::Nobody);
+        match asker {
+            Asker::Nobody => self.fallback.ask_user(form).await,
+            Asker::Request(peer) => {
+                let params = Self::question_params(form)?;
+                tracing::info!("asking the MCP client's user a question");
+                match peer
+                    .create_elicitation_with_timeout(params, Some(self.timeout))
+                    .await
+                {
+                    Ok(result) => Self::question_answers(form, &result),
+                    Err(ServiceError::Timeout { timeout }) => Err(Unanswered::Failed(format!(
+                        "nobody answered within {}s",
+                        timeout.as_secs()
+                    ))),
+                    Err(e) => Err(Unanswered::Failed(format!(
+                        "the question to the MCP client failed ({e})"
+                    ))),
+                }
+            }
+            Asker::Mrtr(round) => {
+                let params = Self::question_params(form)?;
+                let shown = serde_json::to_value(&params).unwrap_or(Value::Null);
+                let question = digest([&json!("questions"), &shown]);
+                if let Some(answered) = round.take_answer()
+                    && answered.question == question
+                {
+                    return Self::question_answers(form, &answered.result);
+                }
+                if !round.can_ask {
+                    return self.fallback.ask_user(form).await;
+                }
+                round.put_question(Question {
+                    params,
+                    digest: question,
+                    ttl: self.state_ttl,
+                });
+                Err(Unanswered::Awaiting)
+            }
+        }
+    }
+
+    async fn sample(&self, request: &SampleRequest) -> Result<Value, SampleError> {
+        let Some(peer) = CLIENT.try_with(Clone::clone).ok().flatten() else {
+            // 2026-07-28 forbids server-to-client requests, and one sub-agent turn per
+            // input_required round trip is not offered: the configured prompter decides.
+            return self.fallback.sample(request).await;
+        };
+        let offers = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.sampling.is_some());
+        if !offers {
+            return self.fallback.sample(request).await;
+        }
+        create_message(&peer, request).await
+    }
+}
+
+/// One `sampling/createMessage` request to a legacy-era client.
+// Sampling is deprecated for 2026-07-28 (SEP-2577); the clients this serves still define it.
+#[allow(deprecated)]
+async fn create_message(peer: &Peer<RoleServer>, request: &Value) -> Result<Value, SampleError> {
+    let params: rmcp::model::CreateMessageRequestParams =
+        serde_json::from_value(request.clone())
+            .map_err(|e| SampleError::Failed(format!("the sampling request is malformed: {e}")))?;
+    let sent = tokio::time::timeout(SAMPLING_TIMEOUT, peer.create_message(params)).await;
+    match sent {
+        Err(_) => Err(SampleError::Failed(format!(
+            "the client did not answer within {}s",
+            SAMPLING_TIMEOUT.as_secs()
+        ))),
+        Ok(Err(e)) => Err(SampleError::Failed(e.to_string())),
+        Ok(Ok(result)) => serde_json::to_value(&result)
+            .map_err(|e| SampleError::Failed(format!("the client's answer: {e}"))),
+    }
+}
+
+/// How long one sampling request (one sub-agent turn) may take the client.
+pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl ElicitingPrompter {
+    /// Questions for the user as one elicitation form (`answer_N` per question, an enum of
+    /// its labels — several for a multi-select one — and `other_N` for the user's own
+    /// words).
+    fn question_params(form: &QuestionForm) -> Result<ElicitRequestParams, Unanswered> {
+        let mut properties = serde_json::Map::new();
+        let mut message = form.title.clone();
+        for (i, q) in form.questions.iter().enumerate() {
+            let n = i + 1;
+            message.push_str(&format!("\n\n{n}. {}", q.question));
+            let choices: Vec<Value> = q
+                .options
+                .iter()
+                .map(|o| {
+                    let title = if o.description.is_empty() {
+                        o.label.clone()
+                    } else {
+                        format!("{} — {}", o.label, o.description)
+                    };
+                    json!({"const": o.label, "title": title})
+                })
+                .collect();
+            let title = if q.header.is_empty() {
+                format!("Question {n}")
+            } else {
+                q.header.clone()
+            };
+            let answer = if q.multi_select {
+                json!({"type": "array", "title": title, "description": q.question,
+                       "items": {"anyOf": choices}})
+            } else {
+                json!({"type": "string", "title": title, "description": q.question,
+                       "oneOf": choices})
+            };
+            properties.insert(format!("answer_{n}"), answer);
+            properties.insert(
+                format!("other_{n}"),
+                json!({"type": "string", "title": format!("{title}: your own answer"),
+                       "description": "instead of (or besides) the choices"}),
+            );
+        }
+        let schema = json!({"type": "object", "properties": properties});
+        let Value::Object(schema) = schema else {
+            return Err(Unanswered::Failed(
+                "the question form could not be built".into(),
+            ));
+        };
+        let requested_schema = ElicitationSchema::from_json_schema(schema)
+            .map_err(|e| Unanswered::Failed(format!("the question form is invalid ({e})")))?;
+        Ok(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema,
+        })
+    }
+
+    /// The answers in an elicitation result, checked against the form.
+    fn question_answers(
+        form: &QuestionForm,
+        result: &ElicitResult,
+    ) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        match result.action {
+            ElicitationAction::Accept => {}
+            ElicitationAction::Decline => return Err(Unanswered::Declined),
+            _ => return Err(Unanswered::Dismissed),
+        }
+        let content = result.content.as_ref();
+        form.questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let n = i + 1;
+                let field = |k: String| content.and_then(|c| c.get(&k)).cloned();
+                let selected = match field(format!("answer_{n}")) {
+                    Some(Value::String(s)) => vec![s],
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let other = field(format!("other_{n}")).and_then(|v| v.as_str().map(str::to_owned));
+                toolgate_policy::prompt::questions::check(q, selected, other)
+            })
+            .collect()
+    }
 }
 
 /// What the user is asked about, as one digest: the tool, the input the policy decided on
@@ -457,6 +636,65 @@ mod tests {
             Answer::Deny(Some(_))
         ));
         assert!(matches!(answer(None), Answer::Deny(Some(_))));
+    }
+
+    #[test]
+    fn questions_become_one_form_and_its_answers_are_checked() {
+        use toolgate_core::asking::{Question, QuestionOption};
+        let opts = || {
+            vec![
+                QuestionOption {
+                    label: "Postgres".into(),
+                    description: "server".into(),
+                },
+                QuestionOption {
+                    label: "SQLite".into(),
+                    description: String::new(),
+                },
+            ]
+        };
+        let form = QuestionForm {
+            title: "The agent asks".into(),
+            questions: vec![
+                Question {
+                    question: "Which DB?".into(),
+                    header: "DB".into(),
+                    options: opts(),
+                    multi_select: false,
+                },
+                Question {
+                    question: "Which caches?".into(),
+                    header: String::new(),
+                    options: opts(),
+                    multi_select: true,
+                },
+            ],
+        };
+        let params = ElicitingPrompter::question_params(&form).unwrap();
+        let shown = serde_json::to_value(&params).unwrap();
+        assert!(
+            shown["message"]
+                .as_str()
+                .unwrap()
+                .contains("2. Which caches?")
+        );
+        let props = &shown["requestedSchema"]["properties"];
+        assert_eq!(props["answer_1"]["oneOf"][0]["const"], "Postgres");
+        assert_eq!(props["answer_2"]["type"], "array");
+        let accept =
+            |content: Value| ElicitResult::new(ElicitationAction::Accept).with_content(content);
+        let got = ElicitingPrompter::question_answers(
+            &form,
+            &accept(json!({"answer_1": "SQLite", "answer_2": ["Postgres", "SQLite"]})),
+        )
+        .unwrap();
+        assert_eq!(got[1].selected.len(), 2);
+        for bad in [
+            json!({"answer_1": "Oracle", "answer_2": ["SQLite"]}),
+            json!({"answer_1": "SQLite"}),
+        ] {
+            assert!(ElicitingPrompter::question_answers(&form, &accept(bad)).is_err());
+        }
     }
 
     #[test]

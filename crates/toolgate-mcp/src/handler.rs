@@ -371,8 +371,12 @@ impl ServerHandler for GateServer {
             connection: &self.closed,
         };
         // An ask during this call goes to this request's client, if it can be asked.
+        // Sub-agent turns may be sampled from a legacy-era client (2026-07-28 forbids
+        // server-to-client requests).
+        let client = (!crate::elicit::is_modern(&context)).then(|| context.peer.clone());
         let result = crate::elicit::with_asker(
             asker.clone(),
+            client,
             run(&gate, call, cancel, progress, &context.peer),
         )
         .await;

@@ -293,4 +293,19 @@ impl<P: PolicyPrompter> PolicyPrompter for AutoReviewer<P> {
         d.source = verdict.source.clone();
         d
     }
+
+    /// Questions are the user's to answer: the classifier never does.
+    async fn ask_user(
+        &self,
+        form: &toolgate_core::asking::QuestionForm,
+    ) -> Result<Vec<toolgate_core::asking::QuestionAnswer>, toolgate_core::asking::Unanswered> {
+        self.fallback.ask_user(form).await
+    }
+
+    async fn sample(
+        &self,
+        request: &toolgate_core::asking::SampleRequest,
+    ) -> Result<serde_json::Value, toolgate_core::asking::SampleError> {
+        self.fallback.sample(request).await
+    }
 }

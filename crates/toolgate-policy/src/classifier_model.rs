@@ -233,19 +233,14 @@ impl ModelClient {
         )
     }
 
-    fn request(
-        &self,
-        system: &str,
-        user: &str,
-        max_tokens: u32,
-    ) -> Result<(String, Headers, Value), ModelError> {
+    /// The request URL and headers for this endpoint's API.
+    fn target(&self) -> Result<(String, Headers), ModelError> {
         let endpoint = self
             .config
             .endpoint
             .as_deref()
             .ok_or(ModelError::NoEndpoint)?;
         let base = endpoint.trim_end_matches('/');
-        let model = self.config.model.clone().unwrap_or_default();
         let mut headers = Vec::new();
         match self.config.kind {
             ClassifierKind::Anthropic => {
@@ -258,19 +253,56 @@ impl ModelClient {
                 } else {
                     format!("{base}/v1/messages")
                 };
-                let body = json!({"model": model, "max_tokens": max_tokens, "system": system,
-                    "messages": [{"role": "user", "content": user}]});
-                Ok((url, headers, body))
+                Ok((url, headers))
             }
             ClassifierKind::Openai => {
                 if let Some(k) = &self.api_key {
                     headers.push(("authorization".into(), format!("Bearer {k}")));
                 }
-                let body = json!({"model": model, "max_tokens": max_tokens, "temperature": 0,
-                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]});
-                Ok((format!("{base}/chat/completions"), headers, body))
+                Ok((format!("{base}/chat/completions"), headers))
             }
             ClassifierKind::Builtin => Err(ModelError::Builtin),
+        }
+    }
+
+    fn request(
+        &self,
+        system: &str,
+        user: &str,
+        max_tokens: u32,
+    ) -> Result<(String, Headers, Value), ModelError> {
+        let (url, headers) = self.target()?;
+        let model = self.config.model.clone().unwrap_or_default();
+        let body = match self.config.kind {
+            ClassifierKind::Openai => {
+                json!({"model": model, "max_tokens": max_tokens, "temperature": 0,
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]})
+            }
+            _ => json!({"model": model, "max_tokens": max_tokens, "system": system,
+                    "messages": [{"role": "user", "content": user}]}),
+        };
+        Ok((url, headers, body))
+    }
+
+    /// Which API the endpoint speaks.
+    pub fn kind(&self) -> ClassifierKind {
+        self.config.kind
+    }
+
+    /// POSTs a whole request body in the endpoint's own API shape (a Messages or a Chat
+    /// Completions request, `model` filled in when the body has none) and returns the
+    /// response JSON, within the configured timeout. For callers that hold a conversation
+    /// of their own (sub-agents); one-question callers use [`Self::complete`].
+    pub async fn send(&self, mut body: Value) -> Result<Value, ModelError> {
+        let (url, headers) = self.target()?;
+        if let (Value::Object(map), Some(model)) = (&mut body, &self.config.model) {
+            map.entry("model").or_insert_with(|| json!(model));
+        }
+        let limit = self.timeout();
+        match tokio::time::timeout(limit, self.transport.post_json(&url, &headers, &body)).await {
+            Err(_) => Err(ModelError::Timeout(limit.as_millis())),
+            Ok(Err(e)) => Err(ModelError::Unreachable(e)),
+            Ok(Ok(v)) => Ok(v),
         }
     }
 

@@ -511,7 +511,11 @@ fn deny_reason(rule: &Rule, detail: &str) -> String {
     )
 }
 
-fn allow_verdict(view: &View, cover: &Cover<'_>, t: &mut Trace) -> Result<Verdict, String> {
+pub(crate) fn allow_verdict(
+    view: &View,
+    cover: &Cover<'_>,
+    t: &mut Trace,
+) -> Result<Verdict, String> {
     let names = || {
         cover
             .used

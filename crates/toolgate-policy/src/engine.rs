@@ -439,6 +439,24 @@ impl Engine {
             .map(|rules| rules.iter().map(|r| r.text.clone()).collect())
     }
 
+    /// Whether this engine's allow rules alone cover the call — every subcommand (read-only
+    /// ones aside), path and host, with the same matcher the permission decision uses —
+    /// naming the rules that do; `Err` says what is left uncovered. Modes, the session's
+    /// approvals and the deny side play no part: this lets a rule list act as a *scope*
+    /// (a skill's `allowed-tools`), which can then only narrow what the real decision
+    /// allows.
+    pub fn allow_rules_cover(&self, req: &PolicyRequest<'_>) -> Result<Vec<String>, String> {
+        let mut view = View::build(req, self.home.as_deref());
+        self.rules.expand_beneath(&mut view);
+        let cover = allow_cover(&[&self.rules], req.tool, req.input, &view, false);
+        let mut trace = Trace::new(req.tool, req.mode);
+        match crate::decide::allow_verdict(&view, &cover, &mut trace) {
+            Ok(_) => Ok(cover.used.iter().map(|r| r.text.clone()).collect()),
+            Err(why) if why.is_empty() => Err(format!("no rule covers this {} call", req.tool)),
+            Err(why) => Err(why),
+        }
+    }
+
     /// The guard message when bypass mode meets root outside a sandbox.
     pub fn root_guard(&self) -> Option<&'static str> {
         self.guard.blocks().then_some(ROOT_GUARD_REASON)

@@ -15,7 +15,8 @@ use crate::engine::PolicyRequest;
 use crate::view::{Family, View};
 
 /// Tools that only touch the session's own state (todo lists, plan mode, tool search, the
-/// session's own background tasks): they run without a prompt in every mode.
+/// session's own background tasks): they run without a prompt in every mode. Monitor is
+/// one: a command it is given runs as a Bash call of its own, decided like any other.
 pub const INTERNAL_TOOLS: &[&str] = &[
     "TodoWrite",
     "ToolSearch",
@@ -25,6 +26,7 @@ pub const INTERNAL_TOOLS: &[&str] = &[
     "TaskOutput",
     "BashOutput",
     "TaskStop",
+    "Monitor",
     "KillShell",
     "KillBash",
     "TaskCreate",

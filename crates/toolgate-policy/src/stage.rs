@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use toolgate_core::Session;
+use toolgate_core::asking::{QuestionAnswer, QuestionForm, SampleError, SampleRequest, Unanswered};
 use toolgate_core::stages::{
     Admitted, ConstraintStage, DecisionRequest, PolicyStage, Prompter, ReadFilter,
 };
@@ -73,6 +74,14 @@ impl Prompter for EnginePrompter {
         self.0
             .ask(&policy_request(request, &cwd, &roots), verdict)
             .await
+    }
+
+    async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        self.0.ask_user(form).await
+    }
+
+    async fn sample(&self, request: &SampleRequest) -> Result<serde_json::Value, SampleError> {
+        self.0.sample(request).await
     }
 }
 

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ErrorCode, Stage, Verdict};
+use crate::{ErrorCode, PermissionMode, Stage, Verdict};
 
 /// The audit record of one call. The audit log adds `seq`, `prev` and `hash` when it writes
 /// the record, chaining it to the one before.
@@ -19,6 +19,11 @@ pub struct CallRecord {
     /// The client or profile that sent it, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// For a call made by a sub-agent (or on behalf of another call, as Monitor starts its
+    /// command): the id of the call that made it, so every call an Agent call led to can be
+    /// found under it. Absent for calls the model made directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
     /// The tool name as asked for (possibly unknown).
     pub tool: String,
     /// The input, with secrets redacted.
@@ -42,6 +47,19 @@ pub struct CallRecord {
     pub input_bytes: u64,
     /// Size of the output content in bytes.
     pub output_bytes: u64,
+    /// The session's permission mode changed while this call ran (ExitPlanMode,
+    /// EnterPlanMode): from what to what.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_change: Option<ModeChange>,
+}
+
+/// A change of a session's permission mode, recorded on the call that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModeChange {
+    /// The mode before the call.
+    pub from: PermissionMode,
+    /// The mode after it.
+    pub to: PermissionMode,
 }
 
 /// The kind of a [`CallRecord`], written as its [`as_str`](RecordKind::as_str) name.

@@ -40,7 +40,9 @@ mod spec;
 mod verdict;
 pub mod wire;
 
-pub use audit::{CallRecord, CallStatus, HookRecord, RecordKind, StageRecord, StageStatus};
+pub use audit::{
+    CallRecord, CallStatus, HookRecord, ModeChange, RecordKind, StageRecord, StageStatus,
+};
 pub use call::ToolCall;
 pub use error::{CallError, ErrorCode};
 pub use facts::{Access, Beneath, CallFacts, CommandFact, Finding, PathFact, Risk};

@@ -50,6 +50,34 @@ impl PermissionMode {
     }
 }
 
+impl PermissionMode {
+    /// How much the mode lets through on its own, least first: `plan` (reads only; edits
+    /// refused, other commands ask) < `dontAsk` (what would ask is refused) < `default` <
+    /// `acceptEdits` (also edits inside the roots) < `auto` (also what a classifier
+    /// approves) < `bypassPermissions`. Each mode approves on its own no more than the next
+    /// one does, which is what lets [`Self::at_most`] pick a mode that never widens.
+    pub fn permissiveness(self) -> u8 {
+        match self {
+            PermissionMode::Plan => 0,
+            PermissionMode::DontAsk => 1,
+            PermissionMode::Default => 2,
+            PermissionMode::AcceptEdits => 3,
+            PermissionMode::Auto => 4,
+            PermissionMode::BypassPermissions => 5,
+        }
+    }
+
+    /// This mode, unless it is more permissive than `ceiling`: then `ceiling`. A sub-agent
+    /// asking for `acceptEdits` under a parent in `plan` gets `plan`.
+    pub fn at_most(self, ceiling: PermissionMode) -> PermissionMode {
+        if self.permissiveness() <= ceiling.permissiveness() {
+            self
+        } else {
+            ceiling
+        }
+    }
+}
+
 impl fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -76,5 +104,32 @@ impl FromStr for PermissionMode {
             "bypassPermissions" | "danger-full-access" => PermissionMode::BypassPermissions,
             other => return Err(UnknownMode(other.to_owned())),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_never_widens() {
+        for a in PermissionMode::ALL {
+            for ceiling in PermissionMode::ALL {
+                let got = a.at_most(ceiling);
+                assert!(
+                    got.permissiveness() <= ceiling.permissiveness(),
+                    "{a} under {ceiling}"
+                );
+                assert!(got == a || got == ceiling);
+            }
+        }
+        assert_eq!(
+            PermissionMode::AcceptEdits.at_most(PermissionMode::Plan),
+            PermissionMode::Plan
+        );
+        assert_eq!(
+            PermissionMode::Plan.at_most(PermissionMode::BypassPermissions),
+            PermissionMode::Plan
+        );
     }
 }

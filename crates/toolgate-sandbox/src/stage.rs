@@ -218,6 +218,7 @@ pub fn network_record(d: &ProxyDecision) -> CallRecord {
         session_id: part(0),
         call_id: part(1),
         client: None,
+        parent_call_id: None,
         tool: part(2),
         input: json!({
             "method": d.method,
@@ -238,6 +239,7 @@ pub fn network_record(d: &ProxyDecision) -> CallRecord {
         duration_us: 0,
         input_bytes: 0,
         output_bytes: 0,
+        mode_change: None,
     }
 }
 

@@ -299,7 +299,8 @@ pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, 
 }
 
 /// The tools a session with these settings starts with: the file and shell tools (their
-/// commands get the settings' `env`), WebFetch, and WebSearch when a backend is configured.
+/// commands get the settings' `env`), WebFetch, WebSearch when a backend is configured, and
+/// the orchestration tools (AskUserQuestion, Skill, Agent, worktrees, plan mode).
 pub fn builtin_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
     let shell = toolgate_tools::shell::ShellConfig {
@@ -308,7 +309,19 @@ pub fn builtin_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupErr
     };
     tools.extend(toolgate_tools::shell::shell_tools(&shell));
     tools.extend(web::tools(settings)?);
+    tools.extend(toolgate_orch::tools(&orch_config(settings)));
     Ok(tools)
+}
+
+/// What the orchestration tools (Skill, Agent, …) take from the settings.
+pub fn orch_config(settings: &Settings) -> toolgate_orch::OrchConfig {
+    toolgate_orch::OrchConfig {
+        project: settings.project.clone(),
+        home: settings.home.clone(),
+        config_dir: settings.config_dir.clone(),
+        trusted: settings.trusted,
+        agent_model: settings.agent.as_ref().map(|a| a.value.clone()),
+    }
 }
 
 /// The registry of the tools for `settings`, pinned to a snapshot if one is given.
@@ -382,7 +395,10 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
             mode,
             client: Some(scope.clone()),
         })
-        .policy(Arc::new(EnginePolicy(Arc::clone(&engine))))
+        // An active skill's allowed-tools narrows the engine's decisions, never widens them.
+        .policy(Arc::new(toolgate_orch::SkillScope(Arc::new(EnginePolicy(
+            Arc::clone(&engine),
+        )))))
         .prompter(Arc::new(EnginePrompter(prompter)))
         .constraints(Arc::new(EngineConstraints {
             constraints: Arc::new(constraints(

@@ -251,6 +251,12 @@ fn cases() -> Vec<Case> {
             untrusted: |c| c["classifier"].is_null(),
         },
         Case {
+            key: "toolgate.agent",
+            user: json!({}),
+            project: json!({"toolgate": {"agent": {"kind": "anthropic", "endpoint": "http://127.0.0.1:9/"}}}),
+            untrusted: |c| c["agent"].is_null(),
+        },
+        Case {
             key: "toolgate.maskSalt",
             user: json!({}),
             project: json!({"toolgate": {"maskSalt": "known"}}),

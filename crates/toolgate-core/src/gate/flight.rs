@@ -10,7 +10,6 @@ use toolgate_protocol::{
     ToolCall, ToolOutput, Verdict,
 };
 
-use super::Shared;
 use crate::session::Session;
 use crate::stages::{AuditFailure, AuditReceipt, AuditSink};
 
@@ -24,10 +23,12 @@ pub(super) struct Flight {
 }
 
 impl Flight {
-    pub(super) fn new(shared: &Arc<Shared>, session: &Session, call: &ToolCall) -> Self {
-        let record = Self::record_for(session, call, shared.audit.redact(&call.input));
+    pub(super) fn new(gate: &super::Gate, call: &ToolCall) -> Self {
+        let mut record =
+            Self::record_for(&gate.session, call, gate.shared.audit.redact(&call.input));
+        record.parent_call_id = gate.lineage.as_ref().map(|l| l.parent_call_id.clone());
         Self {
-            audit: Arc::clone(&shared.audit),
+            audit: Arc::clone(&gate.shared.audit),
             record,
             started: Instant::now(),
             done: false,
@@ -42,6 +43,7 @@ impl Flight {
             session_id: session.id().to_owned(),
             call_id: call.id.clone(),
             client: session.client().map(str::to_owned),
+            parent_call_id: None,
             tool: call.name.clone(),
             input,
             stages: Vec::new(),
@@ -52,6 +54,7 @@ impl Flight {
             duration_us: 0,
             input_bytes: 0,
             output_bytes: 0,
+            mode_change: None,
         }
     }
 

@@ -413,7 +413,9 @@ impl Gate {
         flight: &mut Flight,
     ) -> (Result<ToolOutput, CallError>, u64) {
         let started = Instant::now();
+        let mode_before = self.session.mode();
         let outcome = run_tool(entry, prepared, ctx, cancel).await;
+        flight.record.mode_change = crate::delegate::mode_change(mode_before, &self.session);
         let exec_ms = started.elapsed().as_millis() as u64;
         let outcome = outcome.map_err(|e| tool_error(entry.spec(), e));
         flight.stage(

@@ -14,6 +14,19 @@
 //! Answer (one line): `{"id":"1","nonce":"9f0c…","decision":"allow"|"allow_always"|"deny",
 //! "message":"…"}`.
 //!
+//! Questions for the user (AskUserQuestion, plan approval) use the same channel and rules:
+//!
+//! ```json
+//! {"type":"question_request","id":"2","nonce":"…","title":"The agent asks",
+//!  "questions":[{"question":"Which database?","header":"DB","multiSelect":false,
+//!                "options":[{"label":"Postgres","description":"…"},{"label":"SQLite","description":"…"}]}]}
+//! ```
+//!
+//! answered with one entry per question, `{"id":"2","nonce":"…","answers":[{"selected":
+//! ["Postgres"]}]}` (or `{"other": "my own answer"}` in place of `selected`), or
+//! `{"id":"2","nonce":"…","decision":"decline"}`. A label that is not one of the options, a
+//! missing answer or several picks on a single-choice question is refused, not guessed at.
+//!
 //! The channel is a security boundary (docs/permissions.md): a process that can write into
 //! it must not be able to approve anything. So each request carries a fresh 128-bit
 //! `nonce` from the OS, and the only line that can answer it is the first one read after
@@ -32,9 +45,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::FutureExt;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
+use toolgate_core::asking::{QuestionAnswer, QuestionForm, Unanswered};
 use toolgate_protocol::Verdict;
 
 use super::channel::{self, ABANDONED_KEPT, Io, Shared};
@@ -72,9 +86,6 @@ impl std::fmt::Debug for JsonLinesPrompter {
 
 #[derive(Deserialize)]
 struct Reply {
-    id: String,
-    #[serde(default)]
-    nonce: Option<String>,
     decision: String,
     #[serde(default)]
     message: Option<String>,
@@ -126,32 +137,32 @@ impl JsonLinesPrompter {
         self
     }
 
-    /// Writes the request and reads its answer: the UI's answer, or why there is none (a
-    /// protocol error). Runs under the channel's lock; cancelled by the answer timeout.
-    async fn exchange(io: &mut Io, line: &str, asked: &Asked<'_>) -> Result<Answer, String> {
+    /// Writes the request and reads its answer: the UI's answer line, or why there is none
+    /// (a protocol error). Runs under the channel's lock; cancelled by the answer timeout.
+    async fn exchange(io: &mut Io, line: &str, asked: &Asked<'_>) -> Result<Value, String> {
         discard_stray_lines(io)?;
         if io.writer.write_all(line.as_bytes()).await.is_err() || io.writer.flush().await.is_err() {
             return Err("the prompt UI's channel is closed".into());
         }
         loop {
             let line = read_line(io).await?;
-            let Ok(reply) = serde_json::from_slice::<Reply>(line.trim_ascii()) else {
+            let Ok(reply) = serde_json::from_slice::<Value>(line.trim_ascii()) else {
                 return Err("the prompt UI's answer was not understood".into());
             };
-            let nonce = reply.nonce.as_deref().unwrap_or_default();
-            if reply.id == asked.id && nonce == asked.nonce {
-                return Ok(match reply.decision.as_str() {
-                    "allow" => Answer::AllowOnce,
-                    "allow_always" => Answer::AllowAlways,
-                    _ => Answer::Deny(reply.message),
-                });
+            let id = reply.get("id").and_then(Value::as_str).unwrap_or_default();
+            let nonce = reply
+                .get("nonce")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if id == asked.id && nonce == asked.nonce {
+                return Ok(reply);
             }
-            if is_late(io, &reply.id, nonce) {
-                tracing::debug!(id = reply.id, "late answer to an abandoned prompt skipped");
+            if is_late(io, id, nonce) {
+                tracing::debug!(id, "late answer to an abandoned prompt skipped");
                 continue;
             }
             tracing::warn!(
-                id = reply.id,
+                id,
                 "prompt channel: an answer that is not for the pending request; refusing it"
             );
             return Err(format!(
@@ -160,6 +171,45 @@ impl JsonLinesPrompter {
                 asked.id
             ));
         }
+    }
+
+    /// Sends `msg` (given a fresh `id` and `nonce`) and waits for its answer under the
+    /// channel's lock and the answer timeout; a request given up on is remembered so its
+    /// late answer is skipped.
+    async fn round_trip(&self, mut msg: Value) -> Result<Value, String> {
+        // Process-wide, so a UI serving several sessions (one `serve --http` process) never
+        // sees two requests with the same id.
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed).to_string();
+        let nonce = nonce().map_err(|e| format!("no randomness for the prompt's nonce: {e}"))?;
+        if let Value::Object(map) = &mut msg {
+            map.insert("id".into(), json!(id));
+            map.insert("nonce".into(), json!(nonce));
+        }
+        let mut line = msg.to_string();
+        line.push('\n');
+        let asked = Asked {
+            id: &id,
+            nonce: &nonce,
+        };
+        let mut io = self.io.lock().await;
+        let exchanged = match tokio::time::timeout(
+            self.timeout,
+            Self::exchange(&mut io, &line, &asked),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(format!("no answer within {} s", self.timeout.as_secs())),
+        };
+        if exchanged.is_err() {
+            // Given up on without the UI's answer: whatever answer the UI still sends for
+            // it is late, not forged.
+            if io.abandoned.len() >= ABANDONED_KEPT {
+                io.abandoned.remove(0);
+            }
+            io.abandoned.push((id, nonce));
+        }
+        exchanged
     }
 }
 
@@ -184,8 +234,10 @@ fn discard_stray_lines(io: &mut Io) -> Result<(), String> {
             Some(Ok(0)) => return Ok(()),
             Some(Ok(_)) if io.pending.ends_with(b"\n") => {
                 let line = std::mem::take(&mut io.pending);
-                let late = serde_json::from_slice::<Reply>(line.trim_ascii())
-                    .is_ok_and(|r| is_late(io, &r.id, r.nonce.as_deref().unwrap_or_default()));
+                let late = serde_json::from_slice::<Value>(line.trim_ascii()).is_ok_and(|r| {
+                    let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
+                    is_late(io, field("id"), field("nonce"))
+                });
                 if !late {
                     tracing::warn!("prompt channel: discarded a line that arrived unasked");
                 }
@@ -231,20 +283,8 @@ fn nonce() -> Result<String, getrandom::Error> {
 impl PolicyPrompter for JsonLinesPrompter {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
         let offer = Offer::for_call(&self.engine, req);
-        // Process-wide, so a UI serving several sessions (one `serve --http` process) never
-        // sees two requests with the same id.
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed).to_string();
-        let nonce = match nonce() {
-            Ok(n) => n,
-            Err(e) => {
-                let why = format!("no randomness for the prompt's nonce: {e}");
-                return resolve(&self.engine, &offer, Answer::Deny(Some(why)), verdict);
-            }
-        };
         let msg = json!({
             "type": "permission_request",
-            "id": id,
-            "nonce": nonce,
             "tool": req.tool,
             "input": req.input,
             "mode": req.mode,
@@ -256,40 +296,32 @@ impl PolicyPrompter for JsonLinesPrompter {
             "persist": offer.persist,
             "suggestions_unavailable": offer.rules.as_ref().err(),
         });
-        let mut line = msg.to_string();
-        line.push('\n');
-        let asked = Asked {
-            id: &id,
-            nonce: &nonce,
+        let answer = match self.round_trip(msg).await {
+            Ok(reply) => match serde_json::from_value::<Reply>(reply) {
+                Ok(reply) => match reply.decision.as_str() {
+                    "allow" => Answer::AllowOnce,
+                    "allow_always" => Answer::AllowAlways,
+                    _ => Answer::Deny(reply.message),
+                },
+                Err(_) => Answer::Deny(Some("the prompt UI's answer was not understood".into())),
+            },
+            Err(why) => Answer::Deny(Some(why)),
         };
-        let mut io = self.io.lock().await;
-        let exchanged = match tokio::time::timeout(
-            self.timeout,
-            Self::exchange(&mut io, &line, &asked),
-        )
-        .await
-        {
-            Ok(result) => result,
-            Err(_) => Err(format!("no answer within {} s", self.timeout.as_secs())),
-        };
-        let answer = match exchanged {
-            Ok(answer) => answer,
-            Err(why) => {
-                // Given up on without the UI's answer: whatever answer the UI still sends
-                // for it is late, not forged.
-                if io.abandoned.len() >= ABANDONED_KEPT {
-                    io.abandoned.remove(0);
-                }
-                io.abandoned.push((id, nonce));
-                Answer::Deny(Some(why))
-            }
-        };
-        drop(io);
         let answer = match answer {
             Answer::AllowAlways if offer.rules.is_err() => Answer::AllowOnce,
             a => a,
         };
         resolve(&self.engine, &offer, answer, verdict)
+    }
+
+    async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        let msg = json!({
+            "type": "question_request",
+            "title": form.title,
+            "questions": form.questions,
+        });
+        let reply = self.round_trip(msg).await.map_err(Unanswered::Failed)?;
+        super::questions::from_reply(form, &reply)
     }
 }
 
@@ -370,6 +402,15 @@ impl PolicyPrompter for LazyJsonLinesPrompter {
                 v.source = verdict.source.clone();
                 v
             }
+        }
+    }
+
+    async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        match self.prompter.get_or_init(|| self.connect()).await {
+            Ok(p) => p.ask_user(form).await,
+            Err(why) => Err(Unanswered::Failed(format!(
+                "the prompt UI is unavailable: {why}"
+            ))),
         }
     }
 }

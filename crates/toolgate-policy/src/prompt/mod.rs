@@ -8,11 +8,13 @@
 
 mod channel;
 mod jsonl;
+pub mod questions;
 mod terminal;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use toolgate_core::asking::{QuestionAnswer, QuestionForm, SampleError, SampleRequest, Unanswered};
 use toolgate_protocol::{Decision, Layer, Verdict};
 
 pub use jsonl::{
@@ -32,12 +34,36 @@ pub trait PolicyPrompter: Send + Sync {
     /// waiting and does not run. Wrappers ([`crate::AutoReviewer`]) pass it through as they
     /// pass any answer.
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict;
+
+    /// Puts questions to the user (AskUserQuestion, plan approval): one answer per question.
+    /// Default: nobody can be asked. Never answered by a stand-in (auto mode's classifier
+    /// passes questions on to the prompter it wraps).
+    async fn ask_user(&self, _form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        Err(Unanswered::NoUser(NOBODY.into()))
+    }
+
+    /// One model turn from the front door's client (MCP sampling). Default: not offered.
+    async fn sample(&self, _request: &SampleRequest) -> Result<serde_json::Value, SampleError> {
+        Err(SampleError::Unsupported)
+    }
 }
+
+/// Why nobody answers: no terminal, prompt UI or MCP client that can be asked.
+pub const NOBODY: &str =
+    "no terminal, prompt UI (--prompt-command, --prompt-fds) or MCP client that can be asked";
 
 #[async_trait]
 impl<P: PolicyPrompter + ?Sized> PolicyPrompter for Arc<P> {
     async fn ask(&self, req: &PolicyRequest<'_>, verdict: &Verdict) -> Verdict {
         (**self).ask(req, verdict).await
+    }
+
+    async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        (**self).ask_user(form).await
+    }
+
+    async fn sample(&self, request: &SampleRequest) -> Result<serde_json::Value, SampleError> {
+        (**self).sample(request).await
     }
 }
 

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use toolgate_protocol::Verdict;
 
-use super::{Answer, Offer, PolicyPrompter, resolve, summary};
+use toolgate_core::asking::{QuestionAnswer, QuestionForm, Unanswered};
+
+use super::{Answer, Offer, PolicyPrompter, questions, resolve, summary};
 use crate::engine::{Engine, PolicyRequest};
 
 /// Invalid answers tolerated before the prompt counts as a refusal.
@@ -129,5 +131,104 @@ impl PolicyPrompter for TerminalPrompter {
         .await
         .unwrap_or(Answer::Deny(None));
         resolve(&self.engine, &offer, answer, verdict)
+    }
+
+    async fn ask_user(&self, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        let io = Arc::clone(&self.io);
+        let form = form.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = io.lock().unwrap_or_else(PoisonError::into_inner);
+            read_questions(&mut guard, &form)
+        })
+        .await
+        .unwrap_or_else(|e| Err(Unanswered::Failed(e.to_string())))
+    }
+}
+
+/// Asks each question in turn; a skipped question or end of input dismisses the form.
+fn read_questions(io: &mut Io, form: &QuestionForm) -> Result<Vec<QuestionAnswer>, Unanswered> {
+    let (reader, writer) = io;
+    let failed = |e: std::io::Error| Unanswered::Failed(format!("the terminal failed: {e}"));
+    writer
+        .write_all(format!("\ntoolgate: {}\n", form.title).as_bytes())
+        .map_err(failed)?;
+    let mut answers = Vec::new();
+    for (i, q) in form.questions.iter().enumerate() {
+        let text = questions::render(i, form.questions.len(), q);
+        let mut answer = None;
+        for _ in 0..MAX_TRIES {
+            writer
+                .write_all(text.as_bytes())
+                .and_then(|()| writer.flush())
+                .map_err(failed)?;
+            let mut line = String::new();
+            if reader.read_line(&mut line).map_err(failed)? == 0 {
+                return Err(Unanswered::Dismissed);
+            }
+            let Some((selected, other)) = questions::parse_typed(q, &line) else {
+                return Err(Unanswered::Dismissed);
+            };
+            match questions::check(q, selected, other) {
+                Ok(a) => {
+                    answer = Some(a);
+                    break;
+                }
+                Err(e) => {
+                    let _ = writer.write_all(format!("  {e}\n").as_bytes());
+                }
+            }
+        }
+        answers.push(answer.ok_or(Unanswered::Dismissed)?);
+    }
+    Ok(answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::asking::{Question, QuestionOption};
+
+    fn form() -> QuestionForm {
+        let q = |text: &str, multi: bool| Question {
+            question: text.into(),
+            header: String::new(),
+            options: vec![
+                QuestionOption {
+                    label: "Postgres".into(),
+                    description: "server".into(),
+                },
+                QuestionOption {
+                    label: "SQLite".into(),
+                    description: String::new(),
+                },
+            ],
+            multi_select: multi,
+        };
+        QuestionForm {
+            title: "The agent asks".into(),
+            questions: vec![q("Which DB?", false), q("Which caches?", true)],
+        }
+    }
+
+    fn ask(typed: &str) -> Result<Vec<QuestionAnswer>, Unanswered> {
+        let mut io: Io = (
+            Box::new(std::io::Cursor::new(typed.as_bytes().to_vec())),
+            Box::new(Vec::new()),
+        );
+        read_questions(&mut io, &form())
+    }
+
+    #[test]
+    fn the_terminal_reads_numbers_words_and_refusals() {
+        let got = ask("2\n1, 2\n").unwrap();
+        assert_eq!(got[0].selected, vec!["SQLite"]);
+        assert_eq!(got[1].selected, vec!["Postgres", "SQLite"]);
+        let got = ask("use MySQL\n1\n").unwrap();
+        assert_eq!(got[0].other.as_deref(), Some("use MySQL"));
+        // Two picks on a single-choice question are asked again, then the answer counts.
+        let got = ask("1,2\n2\n1\n").unwrap();
+        assert_eq!(got[0].selected, vec!["SQLite"]);
+        assert_eq!(ask("q\n"), Err(Unanswered::Dismissed));
+        assert_eq!(ask(""), Err(Unanswered::Dismissed));
     }
 }

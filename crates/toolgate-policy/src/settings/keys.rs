@@ -87,6 +87,7 @@ pub const KEYS: &[Key] = &[
     key("toolgate.profiles", Widens, "named profiles (modes, tool lists, rules)"),
     key("toolgate.constraints", Narrows, "rate limits, output caps, masking"),
     key("toolgate.classifier", Widens, "who reviews asks in auto mode"),
+    key("toolgate.agent", Widens, "the model endpoint sub-agents run on (the Agent tool)"),
     key("toolgate.riskFloor", ManagedOnly, "let catastrophic commands ask instead of being denied"),
     key("toolgate.maskSalt", Widens, "the key of masking hashes"),
     key("mcpServers", Widens, "MCP servers: programs toolgate starts (the MCP gateway)"),

@@ -137,6 +137,8 @@ pub(crate) struct ToolgateSettings {
     #[serde(default)]
     pub classifier: Option<ClassifierConfig>,
     #[serde(default)]
+    pub agent: Option<ClassifierConfig>,
+    #[serde(default)]
     pub risk_floor: Option<RiskFloorConfig>,
     #[serde(default)]
     pub mask_salt: Option<String>,

@@ -397,9 +397,10 @@ fn merge_env(
     Ok(())
 }
 
-/// The `toolgate` section. Profiles, the classifier and the mask salt widen or weaken what
-/// is enforced, so a gated project's wait for trust; constraints only narrow and apply from
-/// every source; the risk floor can be lifted only by managed settings.
+/// The `toolgate` section. Profiles, the classifier, the sub-agents' model endpoint and the
+/// mask salt widen or weaken what is enforced, so a gated project's wait for trust;
+/// constraints only narrow and apply from every source; the risk floor can be lifted only by
+/// managed settings.
 fn merge_toolgate(s: &mut Settings, at: &At, tg: ToolgateSettings) {
     let label = &at.label;
     for (name, config) in tg.profiles {
@@ -424,6 +425,19 @@ fn merge_toolgate(s: &mut Settings, at: &At, tg: ToolgateSettings) {
                 .push(format!("{label}: toolgate.classifier {UNTRUSTED_NOTE}"));
         } else if s.classifier.is_none() {
             s.classifier = Some(Sourced {
+                value: c,
+                source: at.idx,
+                active: true,
+                note: None,
+            });
+        }
+    }
+    if let Some(c) = tg.agent {
+        if at.gated {
+            s.warnings
+                .push(format!("{label}: toolgate.agent {UNTRUSTED_NOTE}"));
+        } else if s.agent.is_none() {
+            s.agent = Some(Sourced {
                 value: c,
                 source: at.idx,
                 active: true,

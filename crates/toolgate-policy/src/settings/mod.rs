@@ -24,7 +24,10 @@ use toolgate_protocol::PermissionMode;
 
 pub use load::{CliSettings, FloorAction, LoadOptions, project_files};
 pub use merge::UNTRUSTED_NOTE;
-pub use trust::{TRUST_FILE, TrustRecord, TrustStatus, TrustStore, project_hash, real_project};
+pub use trust::{
+    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
+    TrustStatus, TrustStore, project_hash, real_project, steering_files,
+};
 
 use crate::classifier::ClassifierConfig;
 use crate::constraints::{ConstraintConfig, Constraints};
@@ -159,6 +162,9 @@ pub struct Settings {
     pub constraints: Vec<(String, ConstraintConfig, usize)>,
     /// `toolgate.classifier`.
     pub classifier: Option<Sourced<ClassifierConfig>>,
+    /// `toolgate.agent`: the model endpoint sub-agents (the Agent tool) run on, in the
+    /// classifier's shape.
+    pub agent: Option<Sourced<ClassifierConfig>>,
     /// The managed source that lifted the catastrophic floor to ask.
     pub catastrophic_ask: Option<usize>,
     /// `toolgate.maskSalt`.
@@ -179,7 +185,8 @@ pub struct Settings {
 /// is trusted when `opts.trusted` says so or the trust store has a matching record.
 pub fn load(opts: &LoadOptions) -> Result<Settings, PolicyError> {
     let layers = load::discover(opts)?;
-    let has_project_files = layers.iter().any(|l| l.info.needs_trust());
+    let has_project_files = layers.iter().any(|l| l.info.needs_trust())
+        || !trust::steering_files(&opts.project).is_empty();
     let trusted = match opts.trusted {
         Some(t) => t,
         None if !has_project_files => false,
@@ -354,6 +361,7 @@ impl Settings {
             "env": self.env.iter().map(|(k, v)| (k.clone(), json!({"source": self.label(v.source), "active": v.active}))).collect::<serde_json::Map<_, _>>(),
             "disableAllHooks": self.disable_all_hooks.as_ref().map(|d| json!({"value": d.value, "source": self.label(d.source)})),
             "classifier": self.classifier.as_ref().map(|c| json!({"source": self.label(c.source)})),
+            "agent": self.agent.as_ref().map(|a| json!({"source": self.label(a.source), "endpoint": a.value.endpoint})),
             "warnings": self.warnings,
         })
     }
@@ -464,6 +472,14 @@ impl Settings {
                 "classifier {}  ({})",
                 c.value.kind_name(),
                 self.label(c.source)
+            );
+        }
+        if let Some(a) = &self.agent {
+            let _ = writeln!(
+                o,
+                "sub-agents {}  ({})",
+                a.value.kind_name(),
+                self.label(a.source)
             );
         }
         if self.web_fetch.as_object().is_some_and(|o| !o.is_empty()) {

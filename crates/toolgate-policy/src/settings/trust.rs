@@ -1,9 +1,10 @@
 //! Workspace trust: `toolgate trust [DIR]` records the project's real path and a hash of its
-//! settings files in `$XDG_CONFIG_HOME/toolgate/trusted.json`. What a project's settings
+//! settings files and of the files that steer the agent (skills, agent definitions: see
+//! [`steering_files`]) in `$XDG_CONFIG_HOME/toolgate/trusted.json`. What a project's settings
 //! could widen (allow rules, additional directories, hooks, env, sandbox exceptions, a wider
-//! mode, profiles, …; [`super::keys::KEYS`] says which, key by key) applies only while the
-//! record matches; a changed file needs trust again. What only narrows (deny and ask rules
-//! among it) never waits.
+//! mode, profiles, …; [`super::keys::KEYS`] says which, key by key) and its steering files
+//! apply only while the record matches; a changed file needs trust again. What only narrows
+//! (deny and ask rules among it) never waits.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -59,10 +60,63 @@ pub fn real_project(project: &Path) -> Result<PathBuf, PolicyError> {
     })
 }
 
+/// Where a project keeps skills (folders with a `SKILL.md`): files that steer the agent,
+/// so they wait for trust like its settings.
+pub const PROJECT_SKILL_DIRS: [&str; 2] = [".claude/skills", ".toolgate/skills"];
+
+/// Where a project keeps sub-agent definitions (`NAME.md`): they steer the agent too.
+pub const PROJECT_AGENT_DIRS: [&str; 2] = [".claude/agents", ".toolgate/agents"];
+
+/// At most this many steering files of a project are looked at (and trusted); a project
+/// with more is a mistake or an attack on start-up time, and the rest are ignored.
+pub const MAX_STEERING_FILES: usize = 256;
+
+/// The project's files that steer the agent besides its settings, sorted: each skill's
+/// `SKILL.md` and each agent definition. A skill or agent added after `toolgate trust`
+/// changes the hash, so it waits for trust again.
+pub fn steering_files(project: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut list = |dir: PathBuf, pick: &dyn Fn(&Path) -> Option<PathBuf>| {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| pick(&e.path()))
+            .collect();
+        found.sort();
+        out.extend(found);
+    };
+    for dir in PROJECT_SKILL_DIRS {
+        list(project.join(dir), &|p: &Path| {
+            let f = p.join("SKILL.md");
+            f.is_file().then_some(f)
+        });
+    }
+    for dir in PROJECT_AGENT_DIRS {
+        list(project.join(dir), &|p: &Path| {
+            (p.extension().is_some_and(|e| e == "md") && p.is_file()).then(|| p.to_path_buf())
+        });
+    }
+    out.truncate(MAX_STEERING_FILES);
+    out
+}
+
 /// SHA-256 over each project settings file's path and contents (or an absence marker), in a
-/// fixed order, so that creating, changing or deleting any of them changes the hash.
+/// fixed order, then over each steering file ([`steering_files`]) that exists, so that
+/// creating, changing or deleting any of them changes the hash.
 pub fn project_hash(project: &Path) -> Result<String, PolicyError> {
     let mut h = Sha256::new();
+    for f in steering_files(project) {
+        h.update(b"steering\0");
+        h.update(f.to_string_lossy().as_bytes());
+        h.update([0]);
+        h.update(&std::fs::read(&f).map_err(|e| PolicyError::Trust {
+            path: f.clone(),
+            message: format!("cannot read: {e}"),
+        })?);
+        h.update([0]);
+    }
     for f in project_files(project) {
         h.update(f.to_string_lossy().as_bytes());
         h.update([0]);

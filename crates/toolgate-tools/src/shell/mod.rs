@@ -1,5 +1,6 @@
 //! The Bash tool and its background tasks: **Bash**, **TaskOutput** (legacy name
-//! **BashOutput**) and **TaskStop** (legacy name **KillShell**), with Claude Code's schemas.
+//! **BashOutput**), **TaskStop** (legacy name **KillShell**) and **Monitor** (streams a
+//! task's new lines), with Claude Code's schemas.
 //!
 //! A command runs as `bash -c` in the session's working directory, as the leader of its own
 //! process group, with stdin on `/dev/null`, stdout and stderr merged on one pipe, and an
@@ -47,6 +48,7 @@ mod config;
 mod cwd;
 mod env;
 mod exec;
+mod monitor;
 mod output;
 mod procfs;
 mod task_tools;
@@ -58,18 +60,37 @@ use toolgate_core::{RegistryBuilder, Tool};
 
 pub use bash::{BashInput, BashTool, MAX_SOURCED_BYTES, read_sourced_file};
 pub use config::*;
+pub use monitor::{
+    MONITOR_DEFAULT_LINES, MONITOR_DEFAULT_WAIT_MS, MONITOR_MAX_BYTES, MONITOR_MAX_LINES,
+    MONITOR_MAX_WAIT_MS, MonitorInput, MonitorTool,
+};
 pub use task_tools::{
     BashOutputInput, BashOutputTool, KillShellInput, KillShellTool, TaskOutputInput,
     TaskOutputTool, TaskStopInput, TaskStopTool,
 };
-pub use tasks::{TaskInfo, TaskOrigin, TaskStatus, stop_task, tasks};
+pub use tasks::{
+    TaskInfo, TaskOrigin, TaskSink, TaskStatus, WorkTask, start_work, stop_task, tasks,
+};
+
+/// Moves the session's working directory to `dir` the way `cd` in a Bash call does: inside
+/// the roots, opened without following a symlink, and pinned by a handle (see the `cwd`
+/// module), so the next command starts there. `false` leaves the cwd as it was.
+pub fn set_cwd(session: &toolgate_core::Session, dir: &std::path::Path) -> bool {
+    cwd::set(session, dir)
+}
 
 /// The version recorded in registry snapshots for the shell tools.
 pub(crate) const TOOL_VERSION: &str = "1";
 
 /// The names of the tools [`shell_tools`] returns, in order.
-pub const SHELL_TOOL_NAMES: [&str; 5] =
-    ["Bash", "TaskOutput", "BashOutput", "TaskStop", "KillShell"];
+pub const SHELL_TOOL_NAMES: [&str; 6] = [
+    "Bash",
+    "TaskOutput",
+    "BashOutput",
+    "TaskStop",
+    "KillShell",
+    "Monitor",
+];
 
 /// The Bash tool and the background task tools, configured with `config`.
 pub fn shell_tools(config: &ShellConfig) -> Vec<Arc<dyn Tool>> {
@@ -80,6 +101,7 @@ pub fn shell_tools(config: &ShellConfig) -> Vec<Arc<dyn Tool>> {
         Arc::new(BashOutputTool::new(Arc::clone(&config))),
         Arc::new(TaskStopTool::new()),
         Arc::new(KillShellTool::new()),
+        Arc::new(MonitorTool::new()),
     ]
 }
 

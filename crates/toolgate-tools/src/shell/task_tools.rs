@@ -52,7 +52,7 @@ fn spec(
 }
 
 /// The task with `id`, or an error that lists the tasks there are.
-fn find(session: &Session, id: &str) -> Result<Arc<Task>, ToolError> {
+pub(crate) fn find(session: &Session, id: &str) -> Result<Arc<Task>, ToolError> {
     let table = TaskTable::of(session);
     if let Some(task) = table.get(id) {
         return Ok(task);

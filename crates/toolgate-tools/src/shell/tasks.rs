@@ -69,6 +69,11 @@ pub enum TaskOrigin {
     },
     /// A foreground command exited but left processes running in its group.
     Adopted,
+    /// A sub-agent started with `run_in_background` (no process: `pid` is 0).
+    Agent {
+        /// The agent definition it runs (`general-purpose`, or one of `.claude/agents/`).
+        subagent_type: String,
+    },
 }
 
 /// A background task, as the library user sees it.
@@ -80,7 +85,8 @@ pub struct TaskInfo {
     pub command: String,
     /// The call's `description`, if any.
     pub description: Option<String>,
-    /// The shell's pid, which is also the task's process group id.
+    /// The shell's pid, which is also the task's process group id; 0 for a task that is
+    /// not a process (a sub-agent).
     pub pid: u32,
     /// Where it stands.
     pub status: TaskStatus,
@@ -139,6 +145,20 @@ impl Task {
         self.status()
     }
 
+    /// The byte range of the output file not yet returned.
+    pub(crate) fn peek_unread(&self) -> (u64, u64) {
+        let end = self
+            .output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .written();
+        let offset = *self
+            .read_offset
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        (offset.min(end), end)
+    }
+
     /// The byte range of the output file not yet returned, marking it returned.
     pub(crate) fn take_unread(&self) -> (u64, u64) {
         let end = self
@@ -153,6 +173,89 @@ impl Task {
         let start = (*offset).min(end);
         *offset = end;
         (start, end)
+    }
+
+    /// Up to `max_lines` complete lines of output not yet returned (reading at most
+    /// `max_bytes`), marking them returned, and whether more are waiting. A line without
+    /// its newline yet stays for the next read unless the task has ended; a line longer
+    /// than `max_bytes` comes back cut rather than stalling the stream.
+    pub(crate) fn take_lines(
+        &self,
+        max_lines: usize,
+        max_bytes: usize,
+    ) -> std::io::Result<(Vec<String>, bool)> {
+        use std::io::{Read, Seek, SeekFrom};
+        let ended = !self.status().is_running();
+        let end = self
+            .output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .written();
+        let mut offset = self
+            .read_offset
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let start = (*offset).min(end);
+        if start == end {
+            return Ok((Vec::new(), false));
+        }
+        let want = (end - start).min(max_bytes as u64);
+        let mut file = std::fs::File::open(&self.path)?;
+        file.seek(SeekFrom::Start(start))?;
+        let mut buf = Vec::with_capacity(want as usize);
+        file.take(want).read_to_end(&mut buf)?;
+        let mut lines = Vec::new();
+        let mut used = 0usize;
+        while lines.len() < max_lines {
+            let rest = &buf[used..];
+            match memchr::memchr(b'\n', rest) {
+                Some(i) => {
+                    lines.push(String::from_utf8_lossy(&rest[..i]).into_owned());
+                    used += i + 1;
+                }
+                None => {
+                    let at_end = start + buf.len() as u64 == end;
+                    // The unterminated tail of an ended task, or a line too long for one read.
+                    if !rest.is_empty()
+                        && ((ended && at_end) || used == 0 && buf.len() == max_bytes)
+                    {
+                        lines.push(String::from_utf8_lossy(rest).into_owned());
+                        used = buf.len();
+                    }
+                    break;
+                }
+            }
+        }
+        *offset = start + used as u64;
+        let more = *offset < end && (lines.len() == max_lines || used < buf.len());
+        Ok((lines, more))
+    }
+
+    /// Waits until the task writes more output or ends, up to `limit`.
+    pub(crate) async fn wait_for_output(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        let unread = || {
+            let end = self
+                .output
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .written();
+            *self
+                .read_offset
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                < end
+        };
+        let mut rx = self.status.clone();
+        while !unread() && self.status().is_running() {
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return;
+            }
+            let nap = (deadline - now).min(crate::shell::config::GROUP_POLL_INTERVAL);
+            // Output has no notification of its own; the end of the task has.
+            let _ = tokio::time::timeout(nap, rx.changed()).await;
+        }
     }
 
     /// The library user's view.
@@ -254,24 +357,41 @@ pub(crate) struct NewTask {
 
 /// Registers a task for `proc` and starts its supervisor.
 pub(crate) fn start(table: &TaskTable, proc: Proc, new: NewTask) -> Arc<Task> {
+    let pid = proc.pid();
+    let (task, tx, stop, new) = register(table, pid, new);
+    tokio::spawn(supervise(proc, new.output, tx, stop, new.session_end));
+    task
+}
+
+/// Adds a task to the table: its status channel's sender and its stop token come back for
+/// the supervisor.
+fn register(
+    table: &TaskTable,
+    pid: i32,
+    new: NewTask,
+) -> (
+    Arc<Task>,
+    watch::Sender<TaskStatus>,
+    CancellationToken,
+    NewTask,
+) {
     let (tx, rx) = watch::channel(TaskStatus::Running);
     let stop = CancellationToken::new();
     let task = Arc::new(Task {
         id: table.new_id(),
-        command: new.command,
-        description: new.description,
-        pid: proc.pid(),
-        origin: new.origin,
+        command: new.command.clone(),
+        description: new.description.clone(),
+        pid,
+        origin: new.origin.clone(),
         started: SystemTime::now(),
         output: Arc::clone(&new.output),
-        path: new.path,
+        path: new.path.clone(),
         status: rx,
         stop: stop.clone(),
         read_offset: Mutex::new(new.read_offset),
     });
     table.insert(Arc::clone(&task));
-    tokio::spawn(supervise(proc, new.output, tx, stop, new.session_end));
-    task
+    (task, tx, stop, new)
 }
 
 async fn supervise(
@@ -330,4 +450,92 @@ pub fn tasks(session: &Session) -> Vec<TaskInfo> {
 pub async fn stop_task(session: &Session, id: &str) -> Option<TaskStatus> {
     let task = session.extensions.get::<TaskTable>()?.get(id)?;
     Some(task.stop().await)
+}
+
+/// Where a task that is not a process (a sub-agent) writes its output; TaskOutput, Monitor
+/// and the output file read it as they read a command's.
+#[derive(Clone)]
+pub struct TaskSink {
+    output: Arc<Mutex<OutputBuffer>>,
+}
+
+impl TaskSink {
+    /// Appends text; `false` once the task's output limit is passed (the task should stop).
+    pub fn write(&self, text: &str) -> bool {
+        let mut out = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        matches!(out.push(text.as_bytes()), crate::shell::output::Pushed::Ok)
+    }
+}
+
+/// A background task that is not a process, as [`start_work`] takes it.
+#[derive(Debug, Clone)]
+pub struct WorkTask {
+    /// What it runs, as TaskOutput and the task list show it (`agent: review the diff`).
+    pub command: String,
+    /// The call's description.
+    pub description: Option<String>,
+    /// Why it runs in the background.
+    pub origin: TaskOrigin,
+}
+
+/// Starts `work` as a background task of `session`: it writes through the [`TaskSink`] it
+/// is given, and its result ends the task (`Ok` as completed with exit code 0, `Err` as
+/// failed with the reason). TaskStop, and the end of the session, drop the work (which
+/// must stop whatever it started when dropped) and mark the task killed. Refused when the
+/// session already runs `config.max_live_tasks` tasks.
+pub fn start_work<F>(
+    session: &Session,
+    config: &crate::shell::ShellConfig,
+    task: WorkTask,
+    work: impl FnOnce(TaskSink) -> F,
+) -> Result<TaskInfo, toolgate_core::ToolError>
+where
+    F: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    let table = TaskTable::of(session);
+    if table.live() >= config.max_live_tasks {
+        return Err(toolgate_core::ToolError::InvalidRequest(format!(
+            "this session already runs {} background tasks, the most it may; stop one with TaskStop first",
+            config.max_live_tasks
+        )));
+    }
+    let output = Arc::new(Mutex::new(OutputBuffer::new(
+        config.max_inline_chars,
+        config.max_output_bytes,
+        toolgate_core::outputs::SessionOutputs::of(session),
+        config.output_dir.clone(),
+        "agent-",
+    )));
+    let path = output
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .ensure_file()
+        .map_err(|e| {
+            toolgate_core::ToolError::Failed(format!(
+                "could not create the task's output file: {e}"
+            ))
+        })?;
+    let new = NewTask {
+        command: task.command,
+        description: task.description,
+        origin: task.origin,
+        output: Arc::clone(&output),
+        path,
+        read_offset: 0,
+        session_end: session.cancellation().clone(),
+    };
+    let (registered, status, stop, new) = register(&table, 0, new);
+    let fut = work(TaskSink { output });
+    tokio::spawn(async move {
+        let verdict = tokio::select! {
+            r = fut => match r {
+                Ok(()) => TaskStatus::Completed { exit_code: Some(0), signal: None },
+                Err(reason) => TaskStatus::Failed { reason },
+            },
+            () = stop.cancelled() => TaskStatus::Killed,
+            () = new.session_end.cancelled() => TaskStatus::Killed,
+        };
+        status.send_replace(verdict);
+    });
+    Ok(registered.info())
 }

@@ -123,13 +123,23 @@ pub fn run(args: TrustArgs) -> ExitCode {
         ));
         any = true;
     }
+    // Skills and agent definitions steer the agent too; trust covers them as they are now.
+    for f in settings::steering_files(&project) {
+        let kind = if f.ends_with("SKILL.md") {
+            "skill"
+        } else {
+            "agent"
+        };
+        text.push_str(&format!("  {kind}  {}\n", f.display()));
+        any = true;
+    }
     if !any {
-        text.push_str("  (no allow rules, directories or hooks)\n");
+        text.push_str("  (no allow rules, directories, hooks, skills or agents)\n");
     }
     match store.trust(&project) {
         Ok(record) => {
             text.push_str(&format!(
-                "recorded in {} (hash {}); a change to the project's settings files needs `toolgate trust` again\n",
+                "recorded in {} (hash {}); a change to the project's settings, skill or agent files needs `toolgate trust` again\n",
                 store.path().display(),
                 &record.hash[..12.min(record.hash.len())]
             ));
