@@ -38,7 +38,8 @@ fuzz_target!(|data: &[u8]| {
         let line_no = calls.line_no();
         let (id, result) = match line {
             Ok(call) => (call.id.clone(), rt.block_on(gate.execute(call))),
-            Err(Malformed { call, error }) => {
+            Err(malformed) => {
+                let Malformed { call, error } = *malformed;
                 assert_eq!(error.code, ErrorCode::MalformedCall);
                 assert!(
                     error.message.starts_with(&format!("line {line_no}: ")),

@@ -72,7 +72,7 @@ impl<R: BufRead> CallReader<R> {
     }
 
     /// The next call, or the error answering a malformed line; `None` at end of input.
-    pub fn next_call(&mut self) -> io::Result<Option<Result<ToolCall, Malformed>>> {
+    pub fn next_call(&mut self) -> io::Result<Option<Result<ToolCall, Box<Malformed>>>> {
         loop {
             self.buf.clear();
             let Some(fits) = read_line_capped(&mut self.input, &mut self.buf, self.cap)? else {
@@ -97,23 +97,25 @@ pub fn result_line(result: &CallResult, format: Format) -> String {
     value.to_string()
 }
 
-fn malformed(line_no: u64, id: String, message: String) -> Malformed {
+fn malformed(line_no: u64, id: String, message: String) -> Box<Malformed> {
     let error = CallError::new(
         ErrorCode::MalformedCall,
         Stage::Resolve,
         format!("line {line_no}: {message}"),
     )
     .with_details(json!({ "line": line_no }));
-    Malformed {
+    Box::new(Malformed {
         call: ToolCall::new(id, "", Value::Null),
         error,
-    }
+    })
 }
 
-// `Malformed` is what `next_call` hands out whole, once per bad line; boxing it here would
-// only be undone there.
-#[allow(clippy::result_large_err)]
-fn parse_line(buf: &[u8], fits: bool, cap: usize, line_no: u64) -> Result<ToolCall, Malformed> {
+fn parse_line(
+    buf: &[u8],
+    fits: bool,
+    cap: usize,
+    line_no: u64,
+) -> Result<ToolCall, Box<Malformed>> {
     if !fits {
         return Err(malformed(
             line_no,

@@ -68,7 +68,10 @@ pub fn serve(
     while let Some(line) = calls.next_call()? {
         let result = match line {
             Ok(call) => rt.block_on(gate.execute(call)),
-            Err(Malformed { call, error }) => gate.reject(call, error),
+            Err(malformed) => {
+                let Malformed { call, error } = *malformed;
+                gate.reject(call, error)
+            }
         };
         let line = jsonl::result_line(&result, format);
         out.write_all(line.as_bytes())?;
