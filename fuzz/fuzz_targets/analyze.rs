@@ -1,6 +1,9 @@
-//! Fuzz target: `analyze` must never panic, overflow the stack or hang on any input.
+//! Fuzz target: `analyze` must never panic, overflow the stack or hang on any input, and
+//! its answer is either parsed or opaque: text with something to run yields commands or an
+//! opacity reason, never an empty "nothing here" that policy would take as read-only.
 //!
-//! Run with `cargo +nightly fuzz run analyze -- -max_total_time=600` from this directory.
+//! Run with `cargo +nightly fuzz run analyze fuzz/corpus/analyze -- -max_total_time=600`
+//! from the repository root (docs/fuzzing.md).
 //!
 //! `analyze` contains panics of brush-parser with `catch_unwind` (known ones are avoided before
 //! parsing); libFuzzer's panic hook would abort on those anyway, so this target installs a hook
@@ -41,4 +44,18 @@ fuzz_target!(|data: &[u8]| {
     assert!(a.commands.len() <= ctx.limits.max_commands);
     assert!(a.findings.iter().all(|f| f.risk <= a.risk));
     let _ = a.facts();
+    if a.commands.is_empty() && a.opaque.is_empty() {
+        assert!(
+            nothing_to_run(&text),
+            "neither commands nor an opacity reason for {text:?}"
+        );
+    }
 });
+
+/// Whether `text` holds nothing but blanks and comments.
+fn nothing_to_run(text: &str) -> bool {
+    text.lines().all(|l| {
+        let t = l.trim_start();
+        t.is_empty() || t.starts_with('#')
+    })
+}

@@ -108,12 +108,12 @@ impl GateHandle {
                 "sub-agents cannot ask the user; return the question in your final answer".into(),
             ));
         }
-        self.gate.shared.prompter.ask_user(form).await
+        self.gate.shared.stages.pin().prompter.ask_user(form).await
     }
 
     /// One model turn from the front door's client (MCP sampling), when it offers one.
     pub async fn sample(&self, request: &SampleRequest) -> Result<serde_json::Value, SampleError> {
-        self.gate.shared.prompter.sample(request).await
+        self.gate.shared.stages.pin().prompter.sample(request).await
     }
 
     /// Runs `call` on this same session through the whole pipeline, recorded under this

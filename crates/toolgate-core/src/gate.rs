@@ -20,12 +20,12 @@ use toolgate_protocol::{
 use self::flight::Flight;
 use crate::delegate::{GateHandle, Lineage};
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
-use crate::sandbox::{NoSandbox, SandboxStage};
+use crate::sandbox::SandboxStage;
 use crate::session::{Session, SessionOptions, Workspace};
 use crate::shape;
+use crate::stage_set::{LiveStages, StageSet};
 use crate::stages::{
-    AuditSink, ConstraintStage, DenyPrompter, HookStage, NoAudit, NoConstraints, NoHooks, NoPolicy,
-    PolicyStage, Prompter,
+    AuditSink, ConstraintStage, HookStage, NoAudit, PolicyStage, Prompter, ReadFilter,
 };
 use crate::tool::ToolContext;
 
@@ -75,11 +75,8 @@ impl Default for Limits {
 
 pub(crate) struct Shared {
     registry: Registry,
-    policy: Arc<dyn PolicyStage>,
-    pub(crate) prompter: Arc<dyn Prompter>,
-    hooks: Arc<dyn HookStage>,
-    constraints: Arc<dyn ConstraintStage>,
-    sandbox: Arc<dyn SandboxStage>,
+    /// The policy's stages; a reload swaps them, each call pins one set (its flight's).
+    pub(crate) stages: LiveStages,
     audit: Arc<dyn AuditSink>,
     limits: Limits,
 }
@@ -92,11 +89,7 @@ pub struct GateBuilder {
     registry: Option<Registry>,
     view: ViewOptions,
     session: SessionOptions,
-    policy: Arc<dyn PolicyStage>,
-    prompter: Arc<dyn Prompter>,
-    hooks: Arc<dyn HookStage>,
-    constraints: Arc<dyn ConstraintStage>,
-    sandbox: Arc<dyn SandboxStage>,
+    stages: StageSet,
     audit: Arc<dyn AuditSink>,
     limits: Limits,
 }
@@ -110,11 +103,7 @@ impl Default for GateBuilder {
             registry: None,
             view: ViewOptions::default(),
             session: SessionOptions::default(),
-            policy: Arc::new(NoPolicy),
-            prompter: Arc::new(DenyPrompter),
-            hooks: Arc::new(NoHooks),
-            constraints: Arc::new(NoConstraints),
-            sandbox: Arc::new(NoSandbox),
+            stages: StageSet::default(),
             audit: Arc::new(NoAudit),
             limits: Limits::default(),
         }
@@ -161,31 +150,37 @@ impl GateBuilder {
 
     /// Stage 6.
     pub fn policy(mut self, policy: Arc<dyn PolicyStage>) -> Self {
-        self.policy = policy;
+        self.stages.policy = policy;
         self
     }
 
     /// Who answers an ask (default: deny, since no one can be asked).
     pub fn prompter(mut self, prompter: Arc<dyn Prompter>) -> Self {
-        self.prompter = prompter;
+        self.stages.prompter = prompter;
         self
     }
 
     /// Stages 5 and 10.
     pub fn hooks(mut self, hooks: Arc<dyn HookStage>) -> Self {
-        self.hooks = hooks;
+        self.stages.hooks = hooks;
         self
     }
 
     /// Stage 7.
     pub fn constraints(mut self, constraints: Arc<dyn ConstraintStage>) -> Self {
-        self.constraints = constraints;
+        self.stages.constraints = constraints;
         self
     }
 
     /// Stage 8.
     pub fn sandbox(mut self, sandbox: Arc<dyn SandboxStage>) -> Self {
-        self.sandbox = sandbox;
+        self.stages.sandbox = sandbox;
+        self
+    }
+
+    /// Stages 5–8 and 10 at once (a reloadable policy's first version).
+    pub fn stages(mut self, stages: StageSet) -> Self {
+        self.stages = stages;
         self
     }
 
@@ -220,11 +215,7 @@ impl GateBuilder {
         let view = registry.view(&view_options)?;
         let shared = Arc::new(Shared {
             registry,
-            policy: self.policy,
-            prompter: self.prompter,
-            hooks: self.hooks,
-            constraints: self.constraints,
-            sandbox: self.sandbox,
+            stages: LiveStages::new(self.stages),
             audit: self.audit,
             limits: self.limits,
         });
@@ -280,6 +271,18 @@ impl Gate {
     /// The whole registry.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// The policy's stages that a call starting now runs under.
+    pub fn stage_set(&self) -> Arc<StageSet> {
+        self.shared.stages.pin()
+    }
+
+    /// Replaces the policy's stages of this gate — every session and clone of it — for the
+    /// calls that start from now on; calls in flight finish under the set they started
+    /// with (see [`StageSet`]). Returns the set it replaced.
+    pub fn replace_stages(&self, stages: StageSet) -> Arc<StageSet> {
+        self.shared.stages.replace(stages)
     }
 
     /// A new session over the same registry, stages and audit log, in the same workspace.
@@ -412,14 +415,20 @@ impl Gate {
         }
     }
 
-    fn context(&self, call_id: &str, cancel: &CancellationToken, timeout: Duration) -> ToolContext {
+    fn context(
+        &self,
+        read_filter: Option<ReadFilter>,
+        call_id: &str,
+        cancel: &CancellationToken,
+        timeout: Duration,
+    ) -> ToolContext {
         ToolContext {
             session: Arc::clone(&self.session),
             call_id: call_id.to_owned(),
             cancel: cancel.clone(),
             timeout,
             room: None,
-            read_filter: self.shared.policy.read_filter(),
+            read_filter,
             gate: GateHandle::new(self.clone(), call_id),
         }
     }
@@ -473,7 +482,8 @@ impl Gate {
         let spec = entry.spec().clone();
         let timeout = Duration::from_millis(spec.timeout.clamp(None));
         let cancel = CancellationToken::new();
-        let ctx = self.context(&call.id, &cancel, timeout);
+        let read_filter = self.shared.stages.pin().policy.read_filter();
+        let ctx = self.context(read_filter, &call.id, &cancel, timeout);
         let mut scratch = Flight::record_for(&self.session, call, Value::Null);
         let (prepared, facts) = self
             .admit_input(&entry, &call.input, &ctx, &mut scratch)

@@ -73,6 +73,7 @@ mod runtime_dir;
 pub mod sandbox;
 pub mod session;
 mod shape;
+mod stage_set;
 pub mod stages;
 mod tool;
 
@@ -84,4 +85,5 @@ pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};
 pub use shape::DEFAULT_MAX_RESULT_BYTES;
+pub use stage_set::StageSet;
 pub use tool::{Prepared, RunRequest, Tool, ToolContext, ToolError, TypedTool};

@@ -76,3 +76,45 @@ pub use protocol::{
     PermissionRequestDecision,
 };
 pub use run_command::MAX_STREAM_BYTES;
+
+/// Entry points of the `hook_output` fuzz target (`fuzz/`), compiled only under cargo-fuzz's
+/// `--cfg fuzzing`: not API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use crate::aggregate::{EventOutcome, aggregate};
+    use crate::config::HookEvent;
+    use crate::protocol::{HookResult, interpret};
+
+    /// What one command handler left behind.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Printed<'a> {
+        /// Its exit code.
+        pub code: i32,
+        /// Its standard output (at most [`crate::MAX_STREAM_BYTES`] kept).
+        pub stdout: &'a [u8],
+        /// Whether standard output was cut at the cap.
+        pub stdout_truncated: bool,
+        /// Its standard error.
+        pub stderr: &'a [u8],
+        /// The handler's `failClosed`.
+        pub fail_closed: bool,
+    }
+
+    /// The outcome of `event` whose handlers printed `printed`, in configuration order:
+    /// each output interpreted and the results aggregated exactly as the engine does after
+    /// running them.
+    pub fn outcome(event: HookEvent, printed: &[Printed<'_>]) -> EventOutcome {
+        let results = printed
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let r = HookResult::new(format!("hook-{i}"), "fuzz".into(), p.fail_closed);
+                interpret(event, r, p.code, p.stdout, p.stdout_truncated, p.stderr)
+            })
+            .collect();
+        let mut out = EventOutcome::empty(event);
+        out.ran = !printed.is_empty();
+        aggregate(event, results, out)
+    }
+}

@@ -1,82 +1,112 @@
 //! One decision: the evaluation order, the hard and soft risk floor, and the trace.
 //!
-//! PreToolUse hook verdict (a hook deny wins; a hook allow does not skip deny or ask rules)
-//! → deny rules → hard risk floor → ask rules → mode → allow rules → soft risk floor →
-//! prompt. In `dontAsk`, what would ask is refused.
+//! The profile's tool list → PreToolUse hook verdict (a hook deny wins; a hook allow does
+//! not skip deny or ask rules) → deny rules → hard risk floor → ask rules (then a hook's ask,
+//! then a catastrophic call that managed settings lift to ask) → mode → a hook's allow →
+//! allow rules → soft risk floor → prompt. In `dontAsk`, what would ask is refused. Each step
+//! is one method, called in that order by `Engine::steps`.
+
+use std::ops::ControlFlow;
 
 use toolgate_protocol::{Decision, Layer, PermissionMode, Verdict};
 
 use crate::engine::{Engine, PolicyRequest};
 use crate::floor::{catastrophic, critical_deletion, names_only};
 use crate::modes::{ModeStep, mode_step};
-use crate::rules::index::{Cover, allow_cover};
+use crate::rules::index::{Cover, RuleSet, allow_cover};
 use crate::rules::{Rule, RuleKind};
 use crate::trace::{Outcome, Trace};
 use crate::view::{Family, View};
 
 impl Engine {
+    /// Decides one call on its prepared `view`, recording every step consulted in `t`.
     pub(crate) fn evaluate(&self, req: &PolicyRequest<'_>, view: &View, t: &mut Trace) -> Verdict {
-        let mode = req.mode;
+        match self.steps(req, view, t) {
+            ControlFlow::Break(v) | ControlFlow::Continue(v) => v,
+        }
+    }
+
+    /// The steps in their order of precedence (see the module doc); each returns `Break`
+    /// with the verdict when it decides, so that no later step can override an earlier one.
+    fn steps(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        t: &mut Trace,
+    ) -> ControlFlow<Verdict, Verdict> {
+        // The session's rules as they stand when the decision starts.
         let session = self.session_rules();
         // 0. The profile's tool list.
-        if let Some(p) = &self.profile {
-            if !p.allows_tool(req.tool) {
-                let why = format!(
-                    "the profile `{}` does not include {}; use one of its tools: {}",
-                    p.name,
-                    req.tool,
-                    p.tools_text()
-                );
-                t.rule_step(
-                    Layer::Rule,
-                    "profile tool list",
-                    Outcome::Decided,
-                    why.clone(),
-                    &p.tools_text(),
-                    &p.source,
-                );
-                return Verdict::new(Decision::Deny, Layer::Rule, why)
-                    .with_rule(format!("profile {} tools", p.name), p.source.clone());
-            }
-            t.step(
+        self.profile_step(req, t)?;
+        // 1. Hook.
+        hook_deny_step(req.hook, t)?;
+        // 2. Deny rules.
+        self.deny_step(req, view, t)?;
+        // 2b. Hard risk floor.
+        let forced_ask = self.hard_floor_step(req, view, t)?;
+        // 3. Ask rules (they ask in every mode, bypass included), then a hook's ask, then
+        // the catastrophic floor lifted to ask.
+        self.ask_step(req, view, forced_ask, t)?;
+        // 4. Mode, then a hook's allow.
+        let allowed = match self.mode_decides(req, view, t)? {
+            Some(v) => Some(v),
+            None => hook_allow(req.hook, t),
+        };
+        // 5. Allow rules.
+        let allowed = match allowed {
+            Some(v) => Ok(v),
+            None => self.allow_rules_step(req, view, &session, t),
+        };
+        ControlFlow::Continue(match allowed {
+            // 6. Soft risk floor.
+            Ok(v) => self.soft_floor_step(v, req.mode, view, t),
+            // 7. Nothing approved it.
+            Err(uncovered) => self.unapproved(req, view, uncovered, t),
+        })
+    }
+
+    /// A profile limits the session to its tools: any other tool is refused before anything
+    /// else is looked at.
+    fn profile_step(&self, req: &PolicyRequest<'_>, t: &mut Trace) -> ControlFlow<Verdict> {
+        let Some(p) = &self.profile else {
+            return ControlFlow::Continue(());
+        };
+        if !p.allows_tool(req.tool) {
+            let why = format!(
+                "the profile `{}` does not include {}; use one of its tools: {}",
+                p.name,
+                req.tool,
+                p.tools_text()
+            );
+            t.rule_step(
                 Layer::Rule,
                 "profile tool list",
-                Outcome::NoMatch,
-                format!("{} is in profile {}", req.tool, p.name),
+                Outcome::Decided,
+                why.clone(),
+                &p.tools_text(),
+                &p.source,
+            );
+            return ControlFlow::Break(
+                Verdict::new(Decision::Deny, Layer::Rule, why)
+                    .with_rule(format!("profile {} tools", p.name), p.source.clone()),
             );
         }
-        // 1. Hook.
-        let hook = req.hook;
-        match hook {
-            Some(h) if h.decision == Decision::Deny => {
-                t.step(
-                    Layer::Hook,
-                    "PreToolUse hook",
-                    Outcome::Decided,
-                    h.reason.clone(),
-                );
-                let mut v = h.clone();
-                v.layer = Layer::Hook;
-                return v;
-            }
-            Some(h) => t.step(
-                Layer::Hook,
-                "PreToolUse hook",
-                Outcome::Matched,
-                format!(
-                    "the hook said {:?}; deny and ask rules still apply",
-                    h.decision
-                )
-                .to_lowercase(),
-            ),
-            None => t.step(
-                Layer::Hook,
-                "PreToolUse hook",
-                Outcome::NoMatch,
-                "no hook decided",
-            ),
-        }
-        // 2. Deny rules.
+        t.step(
+            Layer::Rule,
+            "profile tool list",
+            Outcome::NoMatch,
+            format!("{} is in profile {}", req.tool, p.name),
+        );
+        ControlFlow::Continue(())
+    }
+
+    /// Deny rules: the first that matches refuses the call, in every mode.
+    fn deny_step(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        t: &mut Trace,
+    ) -> ControlFlow<Verdict> {
         let deny = self
             .rules
             .first_match(RuleKind::Deny, req.tool, req.input, view);
@@ -90,48 +120,70 @@ impl Engine {
                 &hit.rule.text,
                 &hit.rule.source,
             );
-            return Verdict::new(Decision::Deny, Layer::Rule, reason)
-                .with_rule(hit.rule.text.clone(), hit.rule.source.to_string());
+            return ControlFlow::Break(
+                Verdict::new(Decision::Deny, Layer::Rule, reason)
+                    .with_rule(hit.rule.text.clone(), hit.rule.source.to_string()),
+            );
         }
         t.step(Layer::Rule, "deny rules", Outcome::NoMatch, "");
-        // 2b. Hard risk floor.
-        let mut forced_ask = None;
-        if let Some(why) = self.hard_floor(req, view) {
-            match &self.catastrophic_ask {
-                None => {
-                    t.step(
-                        Layer::Risk,
-                        "risk floor: catastrophic",
-                        Outcome::Decided,
-                        why.clone(),
-                    );
-                    return Verdict::new(
-                        Decision::Deny,
-                        Layer::Risk,
-                        format!(
-                            "{why}; this is refused in every mode (only managed settings can change that)"
-                        ),
-                    );
-                }
-                Some(src) => {
-                    t.step(
-                        Layer::Risk,
-                        "risk floor: catastrophic",
-                        Outcome::Matched,
-                        format!("{why}; lifted to ask by {src}"),
-                    );
-                    forced_ask = Some(why);
-                }
-            }
-        } else {
+        ControlFlow::Continue(())
+    }
+
+    /// The hard risk floor: a catastrophic call is refused in every mode, unless managed
+    /// settings lift it to ask — then the reason is returned, to ask after the ask rules.
+    fn hard_floor_step(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        t: &mut Trace,
+    ) -> ControlFlow<Verdict, Option<String>> {
+        let Some(why) = self.hard_floor(req, view) else {
             t.step(
                 Layer::Risk,
                 "risk floor: catastrophic",
                 Outcome::NoMatch,
                 "",
             );
+            return ControlFlow::Continue(None);
+        };
+        match &self.catastrophic_ask {
+            None => {
+                t.step(
+                    Layer::Risk,
+                    "risk floor: catastrophic",
+                    Outcome::Decided,
+                    why.clone(),
+                );
+                ControlFlow::Break(Verdict::new(
+                    Decision::Deny,
+                    Layer::Risk,
+                    format!(
+                        "{why}; this is refused in every mode (only managed settings can change that)"
+                    ),
+                ))
+            }
+            Some(src) => {
+                t.step(
+                    Layer::Risk,
+                    "risk floor: catastrophic",
+                    Outcome::Matched,
+                    format!("{why}; lifted to ask by {src}"),
+                );
+                ControlFlow::Continue(Some(why))
+            }
         }
-        // 3. Ask rules (they ask in every mode, bypass included).
+    }
+
+    /// What asks whatever the mode: an ask rule, then a hook's ask, then a catastrophic call
+    /// that managed settings allow only with approval.
+    fn ask_step(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        forced_ask: Option<String>,
+        t: &mut Trace,
+    ) -> ControlFlow<Verdict> {
+        let mode = req.mode;
         let ask = self
             .rules
             .first_match(RuleKind::Ask, req.tool, req.input, view);
@@ -154,13 +206,13 @@ impl Engine {
                 ),
             )
             .with_rule(hit.rule.text.clone(), hit.rule.source.to_string());
-            return self.final_ask(v, mode, t);
+            return ControlFlow::Break(self.final_ask(v, mode, t));
         }
         t.step(Layer::Rule, "ask rules", Outcome::NoMatch, "");
-        if let Some(h) = hook.filter(|h| h.decision == Decision::Ask) {
+        if let Some(h) = req.hook.filter(|h| h.decision == Decision::Ask) {
             let mut v = h.clone();
             v.layer = Layer::Hook;
-            return self.final_ask(v, mode, t);
+            return ControlFlow::Break(self.final_ask(v, mode, t));
         }
         if let Some(why) = forced_ask {
             let v = Verdict::new(
@@ -168,10 +220,20 @@ impl Engine {
                 Layer::Risk,
                 format!("{why}; managed settings allow it only with approval"),
             );
-            return self.final_ask(v, mode, t);
+            return ControlFlow::Break(self.final_ask(v, mode, t));
         }
-        // 4. Mode.
-        let mut allowed: Option<Verdict> = None;
+        ControlFlow::Continue(())
+    }
+
+    /// The permission mode: it may deny, ask, allow outright (bypassPermissions), or allow
+    /// subject to the soft risk floor (returned); `None` when the mode does not decide.
+    fn mode_decides(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        t: &mut Trace,
+    ) -> ControlFlow<Verdict, Option<Verdict>> {
+        let mode = req.mode;
         match mode_step(req, view, self.guard) {
             ModeStep::Deny(why) => {
                 t.step(
@@ -180,7 +242,7 @@ impl Engine {
                     Outcome::Decided,
                     why.clone(),
                 );
-                return Verdict::new(Decision::Deny, Layer::Mode, why);
+                ControlFlow::Break(Verdict::new(Decision::Deny, Layer::Mode, why))
             }
             ModeStep::Ask(why) => {
                 t.step(
@@ -189,7 +251,11 @@ impl Engine {
                     Outcome::Decided,
                     why.clone(),
                 );
-                return self.final_ask(Verdict::new(Decision::Ask, Layer::Mode, why), mode, t);
+                ControlFlow::Break(self.final_ask(
+                    Verdict::new(Decision::Ask, Layer::Mode, why),
+                    mode,
+                    t,
+                ))
             }
             ModeStep::Allow(why) if mode == PermissionMode::BypassPermissions => {
                 t.step(
@@ -198,7 +264,7 @@ impl Engine {
                     Outcome::Decided,
                     why.clone(),
                 );
-                return Verdict::new(Decision::Allow, Layer::Mode, why);
+                ControlFlow::Break(Verdict::new(Decision::Allow, Layer::Mode, why))
             }
             ModeStep::Allow(why) => {
                 t.step(
@@ -207,73 +273,84 @@ impl Engine {
                     Outcome::Matched,
                     why.clone(),
                 );
-                allowed = Some(Verdict::new(Decision::Allow, Layer::Mode, why));
+                ControlFlow::Continue(Some(Verdict::new(Decision::Allow, Layer::Mode, why)))
             }
-            ModeStep::Continue => t.step(
-                Layer::Mode,
-                "permission mode",
-                Outcome::NoMatch,
-                format!("{mode} mode does not decide this call"),
-            ),
-        }
-        if allowed.is_none()
-            && let Some(h) = hook.filter(|h| h.decision == Decision::Allow)
-        {
-            t.step(
-                Layer::Hook,
-                "hook allow",
-                Outcome::Matched,
-                h.reason.clone(),
-            );
-            let mut v = h.clone();
-            v.layer = Layer::Hook;
-            allowed = Some(v);
-        }
-        // 5. Allow rules.
-        let mut uncovered = String::new();
-        if allowed.is_none() {
-            let skip_broad = mode == PermissionMode::Auto;
-            if skip_broad {
-                t.step(Layer::Rule, "allow rules", Outcome::Note, "auto mode ignores broad allow rules (Bash(*), interpreters, package-manager runners, Agent)");
-            }
-            let cover = allow_cover(
-                &[&self.rules, &session],
-                req.tool,
-                req.input,
-                view,
-                skip_broad,
-            );
-            match allow_verdict(view, &cover, t) {
-                Ok(v) => allowed = Some(v),
-                Err(why) => uncovered = why,
-            }
-        }
-        // 6. Soft risk floor: protected paths are never written without approval.
-        if let Some(v) = allowed {
-            if let Some(p) = view.writes().find(|p| p.protected) {
-                let why = format!(
-                    "{} is a protected path; writes to it always need approval (outside bypassPermissions)",
-                    p.path.display()
-                );
+            ModeStep::Continue => {
                 t.step(
-                    Layer::Risk,
-                    "risk floor: protected paths",
-                    Outcome::Decided,
-                    why.clone(),
+                    Layer::Mode,
+                    "permission mode",
+                    Outcome::NoMatch,
+                    format!("{mode} mode does not decide this call"),
                 );
-                return self.final_ask(Verdict::new(Decision::Ask, Layer::Risk, why), mode, t);
+                ControlFlow::Continue(None)
             }
+        }
+    }
+
+    /// The allow rules, the session's included: `Ok` with the allowing verdict, or `Err` with
+    /// why they do not cover the call (empty when there is nothing specific to say).
+    fn allow_rules_step(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        session: &RuleSet,
+        t: &mut Trace,
+    ) -> Result<Verdict, String> {
+        let skip_broad = req.mode == PermissionMode::Auto;
+        if skip_broad {
+            t.step(Layer::Rule, "allow rules", Outcome::Note, "auto mode ignores broad allow rules (Bash(*), interpreters, package-manager runners, Agent)");
+        }
+        let cover = allow_cover(
+            &[&self.rules, session],
+            req.tool,
+            req.input,
+            view,
+            skip_broad,
+        );
+        allow_verdict(view, &cover, t)
+    }
+
+    /// Soft risk floor: protected paths are never written without approval.
+    fn soft_floor_step(
+        &self,
+        allowed: Verdict,
+        mode: PermissionMode,
+        view: &View,
+        t: &mut Trace,
+    ) -> Verdict {
+        if let Some(p) = view.writes().find(|p| p.protected) {
+            let why = format!(
+                "{} is a protected path; writes to it always need approval (outside bypassPermissions)",
+                p.path.display()
+            );
             t.step(
                 Layer::Risk,
                 "risk floor: protected paths",
-                Outcome::NoMatch,
-                "",
+                Outcome::Decided,
+                why.clone(),
             );
-            return v;
+            return self.final_ask(Verdict::new(Decision::Ask, Layer::Risk, why), mode, t);
         }
-        // 7. Nothing approved it: ask. When what toolgate found is the reason a person must
-        // look (a high-risk finding, a part it cannot see through, credentials read), the
-        // ask is the risk floor's; otherwise it is only the default.
+        t.step(
+            Layer::Risk,
+            "risk floor: protected paths",
+            Outcome::NoMatch,
+            "",
+        );
+        allowed
+    }
+
+    /// Nothing approved it: ask. When what toolgate found is the reason a person must
+    /// look (a high-risk finding, a part it cannot see through, credentials read), the
+    /// ask is the risk floor's; otherwise it is only the default.
+    fn unapproved(
+        &self,
+        req: &PolicyRequest<'_>,
+        view: &View,
+        uncovered: String,
+        t: &mut Trace,
+    ) -> Verdict {
+        let mode = req.mode;
         let why = if uncovered.is_empty() {
             format!("no allow rule covers this {} call", req.tool)
         } else {
@@ -331,6 +408,56 @@ impl Engine {
             })
             .find_map(|p| critical_deletion(&p.path, self.home.as_deref(), req.cwd, req.roots))
     }
+}
+
+/// A PreToolUse hook's verdict, first of all: a hook deny wins; any other answer is noted
+/// and the deny and ask rules still apply.
+fn hook_deny_step(hook: Option<&Verdict>, t: &mut Trace) -> ControlFlow<Verdict> {
+    match hook {
+        Some(h) if h.decision == Decision::Deny => {
+            t.step(
+                Layer::Hook,
+                "PreToolUse hook",
+                Outcome::Decided,
+                h.reason.clone(),
+            );
+            let mut v = h.clone();
+            v.layer = Layer::Hook;
+            return ControlFlow::Break(v);
+        }
+        Some(h) => t.step(
+            Layer::Hook,
+            "PreToolUse hook",
+            Outcome::Matched,
+            format!(
+                "the hook said {:?}; deny and ask rules still apply",
+                h.decision
+            )
+            .to_lowercase(),
+        ),
+        None => t.step(
+            Layer::Hook,
+            "PreToolUse hook",
+            Outcome::NoMatch,
+            "no hook decided",
+        ),
+    }
+    ControlFlow::Continue(())
+}
+
+/// A hook's allow, when the mode did not allow: it stands in for an allow rule, so it still
+/// meets the soft risk floor.
+fn hook_allow(hook: Option<&Verdict>, t: &mut Trace) -> Option<Verdict> {
+    let h = hook.filter(|h| h.decision == Decision::Allow)?;
+    t.step(
+        Layer::Hook,
+        "hook allow",
+        Outcome::Matched,
+        h.reason.clone(),
+    );
+    let mut v = h.clone();
+    v.layer = Layer::Hook;
+    Some(v)
 }
 
 /// Why what toolgate found needs a person, if it does: the analyzer's high-risk findings,

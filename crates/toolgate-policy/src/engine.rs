@@ -1,8 +1,10 @@
-//! The decision engine: settings compiled once into indexed rules; each decision is lookups.
+//! The decision engine: settings compiled once into indexed rules. A decision builds a view
+//! of the call — which looks at the file system, within bounds, to expand globs, follow
+//! symlinks and walk the directories a recursive command reaches where a deny or ask rule
+//! could apply — and then looks up only the rules that can apply to it.
 //!
-//! Order (compat §4, plus toolgate's risk floor): PreToolUse hook verdict (a hook deny
-//! wins; a hook allow does not skip deny or ask rules) → deny rules → hard risk floor →
-//! ask rules → mode → allow rules → soft risk floor → prompt.
+//! The order of precedence (compat §4, plus toolgate's profiles and risk floor) is kept in
+//! one place: the `decide` module.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -397,6 +399,18 @@ impl Engine {
         })?;
         *self.session.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(set);
         Ok(())
+    }
+
+    /// The rules approved while this engine ran ("allow for this session" and "allow
+    /// always"), in order: what an engine compiled from a reloaded version of the settings
+    /// takes over with [`Engine::remember`], so a reload does not forget the user's answers.
+    pub fn approved(&self) -> Vec<String> {
+        self.session_inputs
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|r| r.text.clone())
+            .collect()
     }
 
     /// Where approvals are persisted, if anywhere.

@@ -5,7 +5,9 @@
 //! Settings are Claude Code compatible (`permissions.allow/ask/deny`, `defaultMode`,
 //! `additionalDirectories`, hooks, sandbox) with toolgate extensions under `toolgate`
 //! (profiles, constraints, the auto-mode classifier, the managed risk floor). Everything is
-//! parsed and compiled once into an [`Engine`]; a decision is lookups.
+//! parsed and compiled once into an [`Engine`]; a decision looks up only the rules that can
+//! apply, after a bounded look at the file system (globs, symlinks, what a recursive command
+//! reaches).
 //!
 //! # Deciding a call
 //!

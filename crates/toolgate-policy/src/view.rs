@@ -210,27 +210,34 @@ fn symlink_target(path: &Path) -> Option<PathBuf> {
     (real != path).then_some(real)
 }
 
+/// The subject string the rules match: what the tool's spec extracts, else the family's
+/// usual input field, else the subject the facts carry.
+fn subject_of(req: &PolicyRequest<'_>, family: Family) -> Option<String> {
+    req.subject
+        .extract(req.input)
+        .or_else(|| match family {
+            Family::Bash => req.input.get("command").and_then(|v| v.as_str()),
+            Family::Read | Family::Write => req
+                .input
+                .get(default_path_field(req.tool))
+                .and_then(|v| v.as_str()),
+            Family::Fetch => req.input.get("url").and_then(|v| v.as_str()),
+            Family::Other => None,
+        })
+        .map(str::to_owned)
+        .or_else(|| req.facts.subject.clone())
+}
+
 impl View {
+    /// Builds the view in the order the rules rely on: the tool's own path facts first, then
+    /// what the family adds (a shell command's subcommands, paths, hosts, glob expansions and
+    /// symlink targets; a file tool's path and its target; a URL's host).
     pub(crate) fn build(req: &PolicyRequest<'_>, home: Option<&Path>) -> Self {
         let family = family(req.tool, req.subject);
-        let subject = req
-            .subject
-            .extract(req.input)
-            .or_else(|| match family {
-                Family::Bash => req.input.get("command").and_then(|v| v.as_str()),
-                Family::Read | Family::Write => req
-                    .input
-                    .get(default_path_field(req.tool))
-                    .and_then(|v| v.as_str()),
-                Family::Fetch => req.input.get("url").and_then(|v| v.as_str()),
-                Family::Other => None,
-            })
-            .map(str::to_owned)
-            .or_else(|| req.facts.subject.clone());
         let mut view = View {
             family,
             tool_lower: req.tool.to_ascii_lowercase(),
-            subject,
+            subject: subject_of(req, family),
             subs: Vec::new(),
             cross: Vec::new(),
             paths: Vec::new(),
@@ -243,65 +250,13 @@ impl View {
             },
             allow_blocked: None,
         };
-        let anchors = view.anchors.clone();
-        let inside = |p: &Path| req.roots.iter().any(|r| p.starts_with(r));
-        let add_path = |paths: &mut Vec<PathEntry>,
-                        path: PathBuf,
-                        access: Access,
-                        fact_inside: Option<bool>,
-                        fact_protected: bool,
-                        (beneath, beneath_only): (Beneath, &[String])| {
-            if NULL_SINKS.iter().any(|s| Path::new(s) == path) {
-                return;
-            }
-            // Only a directory has anything beneath it (`cp -r file dst` copies one file); a
-            // path that does not exist yet may still be one when the call runs.
-            let beneath = if beneath != Beneath::Nothing && (path.is_dir() || !path.exists()) {
-                beneath
-            } else {
-                Beneath::Nothing
-            };
-            let beneath_only = if beneath == Beneath::Nothing {
-                Vec::new()
-            } else {
-                beneath_only.to_vec()
-            };
-            if let Some(seen) = paths
-                .iter_mut()
-                .find(|p| p.path == path && p.access == access)
-            {
-                // Two uses of one directory: the union of what they reach (a limit that
-                // differs is dropped, which can only widen it).
-                if beneath != Beneath::Nothing {
-                    if seen.beneath == Beneath::Nothing {
-                        seen.beneath_only = beneath_only;
-                    } else if seen.beneath_only != beneath_only {
-                        seen.beneath_only.clear();
-                    }
-                }
-                seen.beneath = seen.beneath.max(beneath);
-                return;
-            }
-            let lexical_inside = inside(&path);
-            let entry = PathEntry {
-                inside: lexical_inside && fact_inside.unwrap_or(true),
-                protected: fact_protected || anchors.protected(&path),
-                path,
-                access,
-                beneath,
-                beneath_only,
-                below: None,
-            };
-            paths.push(entry);
-        };
         for f in &req.facts.paths {
             let p = if f.path.is_absolute() {
                 normalize(&f.path)
             } else {
                 absolutize(&f.path.to_string_lossy(), req.cwd, home)
             };
-            add_path(
-                &mut view.paths,
+            view.add_path(
                 p,
                 f.access,
                 Some(f.inside_roots),
@@ -310,134 +265,8 @@ impl View {
             );
         }
         match family {
-            Family::Bash => {
-                let raw = view.subject.clone().unwrap_or_default();
-                let split = split_command(&raw);
-                if req.facts.commands.is_empty() {
-                    view.shell_facts = "fallback splitter";
-                    view.subs = split
-                        .commands
-                        .into_iter()
-                        .map(Subcommand::from_argv)
-                        .collect();
-                    view.opaque = split.opaque;
-                    if view.subs.is_empty() && !raw.trim().is_empty() {
-                        view.opaque.push("no command could be extracted".into());
-                    }
-                } else {
-                    view.shell_facts = "analyzer";
-                    view.subs = req
-                        .facts
-                        .commands
-                        .iter()
-                        .map(Subcommand::from_fact)
-                        .collect();
-                    view.cross = split
-                        .commands
-                        .into_iter()
-                        .map(Subcommand::from_argv)
-                        .collect();
-                    view.allow_blocked = view.cross.iter().find_map(|c| c.allow_blocked.clone());
-                    if req.facts.opaque {
-                        view.opaque.push(
-                            "the shell analyzer could not resolve parts of the command".into(),
-                        );
-                    }
-                }
-                for (p, access) in split.paths {
-                    if p.contains('$') || p.contains('`') {
-                        continue;
-                    }
-                    let abs = absolutize(&p, req.cwd, home);
-                    add_path(
-                        &mut view.paths,
-                        abs,
-                        access,
-                        None,
-                        false,
-                        (Beneath::Nothing, &[]),
-                    );
-                }
-                for u in &req.facts.urls {
-                    if let Some(h) = url_host(u) {
-                        view.hosts.push(h);
-                    }
-                }
-                // What the shell will expand a glob to: `cat */key` reads `secrets/key`.
-                let globs: Vec<(PathBuf, Access)> = view
-                    .paths
-                    .iter()
-                    .filter(|p| has_glob_meta(&p.path.to_string_lossy()))
-                    .map(|p| (p.path.clone(), p.access))
-                    .collect();
-                for (pattern, access) in globs {
-                    let (matches, complete) = glob_matches(&pattern);
-                    for m in matches {
-                        add_path(
-                            &mut view.paths,
-                            m,
-                            access,
-                            None,
-                            false,
-                            (Beneath::Nothing, &[]),
-                        );
-                    }
-                    if !complete {
-                        view.opaque.push(format!(
-                            "`{}` matches more than {MAX_GLOB_MATCHES} files",
-                            pattern.display()
-                        ));
-                    }
-                }
-                // Where symlinks lead, as for a file tool: `ln -s . l` in one call and
-                // `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
-                // out of the workspace needs the rule its target needs.
-                let lexical = view.paths.clone();
-                for p in lexical {
-                    if let Some(real) = symlink_target(&p.path) {
-                        let reach = (p.beneath, p.beneath_only.as_slice());
-                        add_path(&mut view.paths, real, p.access, None, false, reach);
-                    }
-                }
-            }
-            Family::Read | Family::Write => {
-                let access = if family == Family::Write {
-                    Access::Write
-                } else {
-                    Access::Read
-                };
-                let raw = view
-                    .subject
-                    .clone()
-                    .unwrap_or_else(|| req.cwd.to_string_lossy().into_owned());
-                let lexical = absolutize(&raw, req.cwd, home);
-                let had_facts = !view.paths.is_empty();
-                add_path(
-                    &mut view.paths,
-                    lexical.clone(),
-                    access,
-                    None,
-                    false,
-                    (Beneath::Nothing, &[]),
-                );
-                if !had_facts {
-                    // No facts from the tool: resolve symlinks ourselves so that an allow rule
-                    // needs both the link and its target, and a deny catches either.
-                    view.shell_facts = "none";
-                    if let Ok(real) = std::fs::canonicalize(&lexical)
-                        && real != lexical
-                    {
-                        add_path(
-                            &mut view.paths,
-                            real,
-                            access,
-                            None,
-                            false,
-                            (Beneath::Nothing, &[]),
-                        );
-                    }
-                }
-            }
+            Family::Bash => view.add_shell(req, home),
+            Family::Read | Family::Write => view.add_file_subject(req, home),
             Family::Fetch => {
                 if let Some(h) = view.subject.as_deref().and_then(url_host) {
                     view.hosts.push(h);
@@ -448,6 +277,183 @@ impl View {
             Family::Other => {}
         }
         view
+    }
+
+    /// Adds one path the call touches, once per path and access: the place where a fact's
+    /// inside/protected verdict meets toolgate's own lexical check (both must say inside;
+    /// either may say protected), and where two reaches beneath one directory are united.
+    fn add_path(
+        &mut self,
+        path: PathBuf,
+        access: Access,
+        fact_inside: Option<bool>,
+        fact_protected: bool,
+        (beneath, beneath_only): (Beneath, &[String]),
+    ) {
+        if NULL_SINKS.iter().any(|s| Path::new(s) == path) {
+            return;
+        }
+        // Only a directory has anything beneath it (`cp -r file dst` copies one file); a
+        // path that does not exist yet may still be one when the call runs.
+        let beneath = if beneath != Beneath::Nothing && (path.is_dir() || !path.exists()) {
+            beneath
+        } else {
+            Beneath::Nothing
+        };
+        let beneath_only = if beneath == Beneath::Nothing {
+            Vec::new()
+        } else {
+            beneath_only.to_vec()
+        };
+        if let Some(seen) = self
+            .paths
+            .iter_mut()
+            .find(|p| p.path == path && p.access == access)
+        {
+            // Two uses of one directory: the union of what they reach (a limit that
+            // differs is dropped, which can only widen it).
+            if beneath != Beneath::Nothing {
+                if seen.beneath == Beneath::Nothing {
+                    seen.beneath_only = beneath_only;
+                } else if seen.beneath_only != beneath_only {
+                    seen.beneath_only.clear();
+                }
+            }
+            seen.beneath = seen.beneath.max(beneath);
+            return;
+        }
+        let lexical_inside = self.anchors.roots.iter().any(|r| path.starts_with(r));
+        let entry = PathEntry {
+            inside: lexical_inside && fact_inside.unwrap_or(true),
+            protected: fact_protected || self.anchors.protected(&path),
+            path,
+            access,
+            beneath,
+            beneath_only,
+            below: None,
+        };
+        self.paths.push(entry);
+    }
+
+    /// A shell command: its subcommands, the paths and hosts it names, what its globs expand
+    /// to and where its symlinks lead — in that order, since the last two look at the paths
+    /// the earlier steps found.
+    fn add_shell(&mut self, req: &PolicyRequest<'_>, home: Option<&Path>) {
+        let raw = self.subject.clone().unwrap_or_default();
+        let split = split_command(&raw);
+        if req.facts.commands.is_empty() {
+            self.shell_facts = "fallback splitter";
+            self.subs = split
+                .commands
+                .into_iter()
+                .map(Subcommand::from_argv)
+                .collect();
+            self.opaque = split.opaque;
+            if self.subs.is_empty() && !raw.trim().is_empty() {
+                self.opaque.push("no command could be extracted".into());
+            }
+        } else {
+            self.shell_facts = "analyzer";
+            self.subs = req
+                .facts
+                .commands
+                .iter()
+                .map(Subcommand::from_fact)
+                .collect();
+            self.cross = split
+                .commands
+                .into_iter()
+                .map(Subcommand::from_argv)
+                .collect();
+            self.allow_blocked = self.cross.iter().find_map(|c| c.allow_blocked.clone());
+            if req.facts.opaque {
+                self.opaque
+                    .push("the shell analyzer could not resolve parts of the command".into());
+            }
+        }
+        for (p, access) in split.paths {
+            if p.contains('$') || p.contains('`') {
+                continue;
+            }
+            let abs = absolutize(&p, req.cwd, home);
+            self.add_path(abs, access, None, false, (Beneath::Nothing, &[]));
+        }
+        for u in &req.facts.urls {
+            if let Some(h) = url_host(u) {
+                self.hosts.push(h);
+            }
+        }
+        self.expand_globs();
+        self.follow_symlinks();
+    }
+
+    /// What the shell will expand a glob to: `cat */key` reads `secrets/key`. A glob that
+    /// matches more than the bound makes the call opaque rather than half-seen.
+    fn expand_globs(&mut self) {
+        let globs: Vec<(PathBuf, Access)> = self
+            .paths
+            .iter()
+            .filter(|p| has_glob_meta(&p.path.to_string_lossy()))
+            .map(|p| (p.path.clone(), p.access))
+            .collect();
+        for (pattern, access) in globs {
+            let (matches, complete) = glob_matches(&pattern);
+            for m in matches {
+                self.add_path(m, access, None, false, (Beneath::Nothing, &[]));
+            }
+            if !complete {
+                self.opaque.push(format!(
+                    "`{}` matches more than {MAX_GLOB_MATCHES} files",
+                    pattern.display()
+                ));
+            }
+        }
+    }
+
+    /// Where symlinks lead, as for a file tool: `ln -s . l` in one call and
+    /// `cat l/secrets/key` in the next must meet `Read(./secrets/**)`, and a link
+    /// out of the workspace needs the rule its target needs.
+    fn follow_symlinks(&mut self) {
+        let lexical = self.paths.clone();
+        for p in lexical {
+            if let Some(real) = symlink_target(&p.path) {
+                let reach = (p.beneath, p.beneath_only.as_slice());
+                self.add_path(real, p.access, None, false, reach);
+            }
+        }
+    }
+
+    /// A file tool's own path (the working directory when it names none), and, when the tool
+    /// sent no path facts, the path's symlink target too.
+    fn add_file_subject(&mut self, req: &PolicyRequest<'_>, home: Option<&Path>) {
+        let access = if self.family == Family::Write {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        let raw = self
+            .subject
+            .clone()
+            .unwrap_or_else(|| req.cwd.to_string_lossy().into_owned());
+        let lexical = absolutize(&raw, req.cwd, home);
+        let had_facts = !self.paths.is_empty();
+        self.add_path(
+            lexical.clone(),
+            access,
+            None,
+            false,
+            (Beneath::Nothing, &[]),
+        );
+        if !had_facts {
+            // No facts from the tool: resolve symlinks ourselves so that an allow rule
+            // needs both the link and its target, and a deny catches either.
+            self.shell_facts = "none";
+            if let Ok(real) = std::fs::canonicalize(&lexical)
+                && real != lexical
+            {
+                self.add_path(real, access, None, false, (Beneath::Nothing, &[]));
+            }
+        }
     }
 
     /// A bare Read (or Edit) of one path, for [`crate::Engine::path_rule`].

@@ -70,14 +70,18 @@ pub enum RecordKind {
     Call,
     /// A connection decision of the sandbox's network proxy.
     Network,
+    /// A new settings version put in force, or one rejected, by a policy reload
+    /// (`--watch`); its `input` says which (docs/audit.md, "Reload records").
+    Reload,
 }
 
 impl RecordKind {
-    /// The name in the log (`call`, `network`).
+    /// The name in the log (`call`, `network`, `reload`).
     pub fn as_str(&self) -> &'static str {
         match self {
             RecordKind::Call => "call",
             RecordKind::Network => "network",
+            RecordKind::Reload => "reload",
         }
     }
 }

@@ -9,6 +9,8 @@
 //! Anthropic `tool_use` / `tool_result` blocks, OpenAI function calls, and MCP tool
 //! definitions.
 //!
+//! The [`jsonl`] module reads the JSON-lines call stream of `toolgate exec`.
+//!
 //! The [`net`] module holds the network destination knowledge both network doors (WebFetch
 //! and the sandbox proxy) share: refused address ranges, host parsing, domain patterns.
 //!
@@ -31,6 +33,7 @@ mod audit;
 mod call;
 mod error;
 mod facts;
+pub mod jsonl;
 mod mode;
 pub mod net;
 mod output;

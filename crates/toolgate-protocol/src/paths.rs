@@ -15,7 +15,8 @@
 //! every repository's `.git` below the workspace, while a workspace that itself lives under
 //! `~/.cargo/proj` is not protected as a whole — only `~/.cargo/config.toml` and its siblings
 //! are. [`Pattern::Home`] and [`Pattern::Abs`] are anchored at home and `/`. Names compare
-//! ASCII case-insensitively: on a case-insensitive file system `.GIT/hooks` is `.git/hooks`.
+//! ASCII case-insensitively (globs and the names of home entries below the home directory
+//! too): on a case-insensitive file system `.GIT/hooks` is `.git/hooks`.
 //!
 //! Every entry carries paths it must match and look-alikes it must not (home is `/home/u`,
 //! the workspace root `/w`); one test walks them all, and the consumers' own tests walk the
@@ -441,7 +442,9 @@ impl PathClassEntry {
                     .all(|(a, b)| a.eq_ignore_ascii_case(b))
                     && tail.len() == dir.split('/').count()
             }
-            Home(rel) => home.is_some_and(|h| path == h.join(rel)),
+            Home(rel) => home.is_some_and(|h| {
+                below_home(path, h, rel).is_some_and(|mut rest| rest.next().is_none())
+            }),
             _ => false,
         }
     }
@@ -466,14 +469,37 @@ impl PathClassEntry {
             }
             File(name) => below.last().is_some_and(|n| n.eq_ignore_ascii_case(name)),
             Glob(glob) => below.last().is_some_and(|n| glob_match(glob, n)),
-            Home(rel) => home.is_some_and(|h| path.starts_with(h.join(rel))),
+            Home(rel) => home.is_some_and(|h| below_home(path, h, rel).is_some()),
             Abs(abs) => path.starts_with(abs),
         };
         hit && !leaf_excepted()
     }
 }
 
-/// Glob on one name: `*` matches any run of characters, everything else itself.
+/// When `path` is `home/rel` or below it (the names of `rel` compared ASCII
+/// case-insensitively, like every name in the table; `home` itself exactly, like a root),
+/// the components of `path` below `home/rel`.
+fn below_home<'p>(
+    path: &'p Path,
+    home: &Path,
+    rel: &str,
+) -> Option<impl Iterator<Item = Component<'p>>> {
+    let mut rest = path.strip_prefix(home).ok()?.components();
+    for want in rel.split('/') {
+        match rest.next() {
+            Some(Component::Normal(name))
+                if name
+                    .as_encoded_bytes()
+                    .eq_ignore_ascii_case(want.as_bytes()) => {}
+            _ => return None,
+        }
+    }
+    Some(rest)
+}
+
+/// Glob on one name: `*` matches any run of characters, everything else itself, ASCII
+/// case-insensitively like every name in the table (`ID_RSA` on a case-insensitive file
+/// system is `id_rsa`).
 pub fn glob_match(pattern: &str, name: &str) -> bool {
     let (p, s) = (pattern.as_bytes(), name.as_bytes());
     let (mut pi, mut si) = (0usize, 0usize);
@@ -482,7 +508,7 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
         if pi < p.len() && p[pi] == b'*' {
             star = Some((pi, si));
             pi += 1;
-        } else if pi < p.len() && p[pi] == s[si] {
+        } else if pi < p.len() && p[pi].eq_ignore_ascii_case(&s[si]) {
             pi += 1;
             si += 1;
         } else if let Some((sp, ss)) = star {
@@ -502,6 +528,37 @@ mod tests {
 
     fn ctx() -> ([&'static Path; 1], Option<&'static Path>) {
         ([Path::new(EXAMPLE_ROOT)], Some(Path::new(EXAMPLE_HOME)))
+    }
+
+    /// Found by the property test `names_below_the_anchor_compare_without_ascii_case`
+    /// (toolgate-core): glob and home entries compared case-sensitively while the other
+    /// name patterns did not, so `ID_ED25519`, `SERVER.PEM` or `~/.NPMRC` were no secret.
+    #[test]
+    fn glob_and_home_entries_ignore_ascii_case_like_the_other_names() {
+        let (roots, home) = ctx();
+        for p in [
+            "/w/ID_ED25519",
+            "/w/Server.PEM",
+            "/w/tls.Key",
+            "/w/app/.ENV",
+            "/w/.Env.Local",
+        ] {
+            assert!(classify(Path::new(p), &roots, home).secret.is_some(), "{p}");
+        }
+        for p in ["/home/u/.ssh/ID_RSA.PUB", "/w/.ENV.Example"] {
+            let c = classify(Path::new(p), &roots, home);
+            assert!(c.secret.is_none(), "{p} is an exception: {:?}", c.secret);
+        }
+        assert!(glob_match("id_*", "Id_Rsa") && !glob_match("id_*", "idx"));
+        // Home entries too, below the home directory (which is compared exactly).
+        for p in ["/home/u/.NPMRC", "/home/u/.Cargo/Credentials.toml"] {
+            assert!(classify(Path::new(p), &roots, home).secret.is_some(), "{p}");
+        }
+        assert!(
+            classify(Path::new("/HOME/U/.npmrc"), &roots, home)
+                .secret
+                .is_none()
+        );
     }
 
     #[test]

@@ -37,8 +37,12 @@
 struct LibraryDocs;
 
 mod if_matcher;
+pub mod live;
+pub mod policy_url;
 mod prompting;
+pub mod restart_only;
 mod sandbox;
+mod stages;
 mod web;
 
 use std::path::{Path, PathBuf};
@@ -50,15 +54,15 @@ use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
 use toolgate_core::registry::RegistryError;
 use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions};
-use toolgate_hooks::{DisableHooks, HookConfig, HookEngine, HookEnv, HookSource};
+use toolgate_hooks::{DisableHooks, HookConfig, HookSource};
 use toolgate_policy::settings::{self, LoadOptions, Settings, SourceKind};
-use toolgate_policy::{
-    Engine, EngineConstraints, EnginePolicy, EnginePrompter, JsonLinesSource, PolicyError, Profile,
-};
+use toolgate_policy::{Engine, JsonLinesSource, PolicyError, Profile};
 use toolgate_protocol::PermissionMode;
 
 pub use if_matcher::PolicyIfMatcher;
+pub use live::{LivePolicy, Reload};
 pub use prompting::{Prompting, WrapPrompter};
+pub use restart_only::{RESTART_ONLY, RestartOnly};
 pub use web::status as web_status;
 
 /// A setup problem: bad options, broken settings or an unusable workspace. Nothing ran.
@@ -94,6 +98,9 @@ pub enum SetupError {
     /// The shared state (`--state`) is misconfigured or unreachable.
     #[error(transparent)]
     State(#[from] toolgate_state::StateError),
+    /// A settings URL could not be fetched, or is not one toolgate fetches from.
+    #[error(transparent)]
+    SettingsUrl(#[from] policy_url::FetchError),
     /// The path of the sandbox helper is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -264,7 +271,20 @@ impl Setup {
         if let Some(mode) = &self.mode {
             PermissionMode::from_str(mode)?;
         }
-        load_with(&self.load_options(), &self.settings)
+        let mut opts = self.load_options();
+        let urls: Vec<String> = opts
+            .cli
+            .settings
+            .iter()
+            .filter(|s| settings::is_settings_url(s))
+            .cloned()
+            .collect();
+        for (url, fetched) in policy_url::fetch_all_blocking(&urls)? {
+            if let policy_url::Fetched::Body { text, .. } = fetched {
+                opts.cli.served.push(settings::Served { url, text });
+            }
+        }
+        load_with(&opts, &self.settings)
     }
 
     /// Builds the gate (see [`from_settings`]).
@@ -276,8 +296,22 @@ impl Setup {
 /// Loads settings for `opts`, selects `choice.profile` and the mode, and compiles the engine.
 /// The root guard counts the session as sandboxed when the settings enable the sandbox.
 pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, SetupError> {
-    let settings = settings::load(opts)?;
-    let profile = match &choice.profile {
+    compile(
+        settings::load(opts)?,
+        choice.profile.as_deref(),
+        choice.allow_root,
+    )
+}
+
+/// Selects `profile` in loaded settings, resolves the mode and compiles the engine: what
+/// [`load_with`] does after reading the files, and what a reload does for each profile
+/// from one version of the settings.
+pub fn compile(
+    settings: Settings,
+    profile: Option<&str>,
+    allow_root: bool,
+) -> Result<Loaded, SetupError> {
+    let profile = match profile {
         Some(name) => Some(settings.profile(name)?),
         None => None,
     };
@@ -287,7 +321,7 @@ pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, 
         .root(
             toolgate_policy::modes::running_as_root(),
             sandbox::enabled(&settings),
-            choice.allow_root,
+            allow_root,
         )
         .build()?;
     Ok(Loaded {
@@ -365,27 +399,71 @@ pub fn view_options(
 /// does not stop the gate from starting: every call is refused with `audit_unavailable`
 /// instead, so the caller learns why and nothing runs unaudited.
 pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
-    let Loaded {
-        settings,
-        profile,
-        mode,
-        engine,
-    } = setup.load()?;
-    let engine = Arc::new(engine);
+    let loaded = setup.load()?;
+    let opened = Opened::open(setup)?;
+    build_from(setup, loaded, &opened, None)
+}
+
+/// What a gate keeps whatever version of the settings it runs, opened once: the audit sink
+/// and the shared rate-limit store.
+#[derive(Clone, Default)]
+pub(crate) struct Opened {
+    pub(crate) audit: Option<Arc<dyn toolgate_core::stages::AuditSink>>,
+    pub(crate) rate_store: Option<Arc<dyn toolgate_policy::rate::RateStore>>,
+}
+
+impl Opened {
+    /// Opens `setup`'s audit destinations and state store; a misconfigured one (a bad URL,
+    /// credentials) stops the setup here, before anything runs.
+    pub(crate) fn open(setup: &Setup) -> Result<Self, SetupError> {
+        let audit = match &setup.audit {
+            Some(audit) => Some(audit_sink(&setup.workspace, audit)?),
+            None => None,
+        };
+        let rate_store = match &setup.state {
+            Some(url) => Some(Arc::new(toolgate_state::RedisRateStore::open_checked(url)?)
+                as Arc<dyn toolgate_policy::rate::RateStore>),
+            None => None,
+        };
+        Ok(Self { audit, rate_store })
+    }
+}
+
+/// The gate for compiled settings, with the sinks already opened; its policy's stages are
+/// labelled `version` when the policy can be reloaded.
+pub(crate) fn build_from(
+    setup: &Setup,
+    loaded: Loaded,
+    opened: &Opened,
+    version: Option<Arc<str>>,
+) -> Result<Built, SetupError> {
+    let engine = Arc::new(loaded.engine);
+    let parts = stages::Parts::build(
+        setup,
+        &loaded.settings,
+        loaded.profile.as_ref(),
+        &engine,
+        opened,
+        None,
+    )?;
+    build_with_parts(setup, loaded.settings, loaded.mode, parts, opened, version)
+}
+
+/// The gate around stages already built from `settings`.
+pub(crate) fn build_with_parts(
+    setup: &Setup,
+    settings: Settings,
+    mode: PermissionMode,
+    parts: stages::Parts,
+    opened: &Opened,
+    version: Option<Arc<str>>,
+) -> Result<Built, SetupError> {
+    let engine = Arc::clone(parts.engine());
     for warning in &settings.warnings {
         tracing::warn!("{warning}");
     }
     let registry = registry(setup.tools_snapshot.as_deref(), &settings)?;
     let view = view_options(&setup.view, mode, &registry, &engine);
-    let scope = profile
-        .as_ref()
-        .map_or_else(|| "cli".to_owned(), |p| p.name.clone());
-    let prompter = prompting::prompter(
-        &engine,
-        &setup.prompting,
-        &settings,
-        setup.prompt_ui.clone(),
-    );
     let mut builder = Gate::builder()
         .workspace(&setup.workspace)
         .registry(registry)
@@ -393,58 +471,14 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
         .session(SessionOptions {
             id: setup.session_id.clone(),
             mode,
-            client: Some(scope.clone()),
-        })
-        // An active skill's allowed-tools narrows the engine's decisions, never widens them.
-        .policy(Arc::new(toolgate_orch::SkillScope(Arc::new(EnginePolicy(
-            Arc::clone(&engine),
-        )))))
-        .prompter(Arc::new(EnginePrompter(prompter)))
-        .constraints(Arc::new(EngineConstraints {
-            constraints: Arc::new(constraints(
-                &settings,
-                profile.as_ref(),
-                setup.state.as_deref(),
-            )?),
-            scope,
-        }));
-    let mut add_dirs: Vec<PathBuf> = setup.add_dirs.clone();
-    add_dirs.extend(settings.additional_dirs());
-    for dir in &add_dirs {
+            client: Some(stages::scope(engine.profile())),
+        });
+    for dir in stages::add_dirs(setup, &settings) {
         builder = builder.add_dir(dir);
     }
-    // Opened before the sandbox stage, which records its network decisions in it too.
-    let audit_sink = match &setup.audit {
-        Some(audit) => Some(audit_sink(&setup.workspace, audit)?),
-        None => None,
-    };
-    if let Some(stage) = sandbox::stage(
-        &settings,
-        &engine,
-        &add_dirs,
-        setup.sandbox_helper.as_deref(),
-        audit_sink.as_ref(),
-    )? {
-        builder = builder.sandbox(Arc::new(stage));
-    }
-    let hooks = hook_config(&settings)?;
-    if !hooks.is_empty() {
-        // `if` rules get the permission engine's semantics (per-subcommand Bash matching,
-        // gitignore-style paths).
-        let if_matcher = PolicyIfMatcher::new(settings.project.clone(), settings.home.clone());
-        builder = builder.hooks(Arc::new(
-            HookEngine::new(
-                hooks,
-                HookEnv {
-                    project_dir: settings.project.clone(),
-                    transcript_path: None,
-                },
-            )
-            .with_if_matcher(Arc::new(if_matcher)),
-        ));
-    }
-    if let Some(sink) = audit_sink {
-        builder = builder.audit(sink);
+    builder = builder.stages(parts.into_stage_set(version));
+    if let Some(sink) = &opened.audit {
+        builder = builder.audit(Arc::clone(sink));
     }
     Ok(Built {
         gate: builder.build()?,

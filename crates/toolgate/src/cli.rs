@@ -155,6 +155,41 @@ pub struct AuditArgs {
     pub state: StateArgs,
 }
 
+/// Following the settings while a long-running front door serves calls.
+#[derive(Debug, Args, Clone, Default)]
+pub struct WatchArgs {
+    /// Reload the settings when they change: every settings file is re-read and every
+    /// --settings URL asked again (If-None-Match) each interval. Calls in flight finish
+    /// under the policy they started with; a bad new version is rejected, logged and
+    /// audited, and the one in force kept (docs/deploy.md).
+    #[arg(long)]
+    pub watch: bool,
+
+    /// With --watch: how often to look for a new version, e.g. 5s, 500ms, 1m.
+    #[arg(long, value_name = "DURATION", requires = "watch", default_value = "5s",
+          value_parser = parse_duration)]
+    pub watch_interval: std::time::Duration,
+}
+
+/// `500ms`, `5s`, `1m`: a duration of at least toolgate_setup::live::MIN_WATCH_INTERVAL.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number with ms, s or m (5s, 500ms, 1m)"))?;
+    let d = match unit {
+        "ms" => std::time::Duration::from_millis(n),
+        "s" | "" => std::time::Duration::from_secs(n),
+        "m" => std::time::Duration::from_secs(n.saturating_mul(60)),
+        _ => return Err(format!("`{s}`: the unit is ms, s or m (5s, 500ms, 1m)")),
+    };
+    let min = toolgate_setup::live::MIN_WATCH_INTERVAL;
+    if d < min {
+        return Err(format!("`{s}`: at least {}ms", min.as_millis()));
+    }
+    Ok(d)
+}
+
 /// State shared with other processes and replicas.
 #[derive(Debug, Args, Clone, Default)]
 pub struct StateArgs {
@@ -198,6 +233,10 @@ pub struct ExecArgs {
     /// Result format.
     #[arg(long, value_enum, default_value = "anthropic")]
     pub format: ResultFormat,
+
+    /// Reloading the settings.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// `toolgate call`.

@@ -10,7 +10,7 @@ use toolgate_audit::FsyncPolicy;
 use toolgate_core::{Registry, ViewOptions};
 use toolgate_policy::JsonLinesSource;
 use toolgate_protocol::PermissionMode;
-use toolgate_setup::{AuditChoice, Loaded, SettingsChoice, Setup, ViewChoice};
+use toolgate_setup::{AuditChoice, LivePolicy, Loaded, SettingsChoice, Setup, ViewChoice};
 
 pub use toolgate_setup::{Built, Prompting};
 
@@ -145,6 +145,21 @@ pub fn gate(
     prompting: Prompting,
 ) -> Result<Built, SetupError> {
     Ok(setup(session, audit, prompting)?.build()?)
+}
+
+/// Builds the gate of a long-running front door (`exec`, `serve`) as a [`LivePolicy`]:
+/// every gate it builds later (a profile's) comes from the same settings version, and with
+/// `versioned` (`--watch`) each call's record names the version that decided it.
+pub fn live(
+    session: &SessionArgs,
+    audit: Option<&AuditArgs>,
+    prompting: Prompting,
+    versioned: bool,
+) -> Result<(Arc<LivePolicy>, Built), SetupError> {
+    Ok(LivePolicy::start(
+        setup(session, audit, prompting)?,
+        versioned,
+    )?)
 }
 
 /// `toolgate serve`'s way of asking: MCP elicitation when the calling client supports it,

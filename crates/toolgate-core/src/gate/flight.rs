@@ -11,12 +11,16 @@ use toolgate_protocol::{
 };
 
 use crate::session::Session;
+use crate::stage_set::StageSet;
 use crate::stages::{AuditFailure, AuditReceipt, AuditSink};
 
 /// A call in flight: builds its audit record as stages pass and writes it exactly once — at
 /// the end, or on drop if the caller dropped the future (then as `cancelled`).
 pub(super) struct Flight {
     audit: Arc<dyn AuditSink>,
+    /// The policy's stages this call runs under from start to record, whatever a reload
+    /// does meanwhile.
+    pub(super) stages: Arc<StageSet>,
     pub(super) record: CallRecord,
     pub(super) started: Instant,
     done: bool,
@@ -29,6 +33,7 @@ impl Flight {
         record.parent_call_id = gate.lineage.as_ref().map(|l| l.parent_call_id.clone());
         Self {
             audit: Arc::clone(&gate.shared.audit),
+            stages: gate.shared.stages.pin(),
             record,
             started: Instant::now(),
             done: false,

@@ -117,7 +117,8 @@ impl Gate {
         flight.stage(Stage::Resolve, StageStatus::Pass, None, None);
         let spec = entry.spec().clone();
         let default_timeout = Duration::from_millis(spec.timeout.clamp(None));
-        let mut ctx = self.context(&call.id, cancel, default_timeout);
+        let read_filter = flight.stages.policy.read_filter();
+        let mut ctx = self.context(read_filter, &call.id, cancel, default_timeout);
         // 2–5
         let Admitted {
             input,
@@ -162,9 +163,7 @@ impl Gate {
         let mut input = call.input.clone();
         let (mut prepared, mut facts) = self.admit_input(entry, &input, ctx, &mut flight.record)?;
         let hook_input = prepared.normalized.clone().unwrap_or_else(|| input.clone());
-        let pre = self
-            .shared
-            .hooks
+        let pre = Arc::clone(&flight.stages.hooks)
             .pre_tool_use(&HookRequest {
                 spec,
                 call_id: &call.id,
@@ -300,10 +299,13 @@ impl Gate {
             session: &self.session,
             hook,
         };
-        let mut verdict = decide_off_the_reactor(facts, || self.shared.policy.decide(&request));
+        let stages = Arc::clone(&flight.stages);
+        let mut verdict = decide_off_the_reactor(facts, || stages.policy.decide(&request));
+        // Which settings version decided, when the policy is versioned (reloadable).
+        let policy_note = stages.version.as_ref().map(|v| format!("policy {v}"));
         if verdict.decision == Decision::Ask {
             let asked = verdict.clone();
-            verdict = self.shared.prompter.ask(&request, &asked).await;
+            verdict = stages.prompter.ask(&request, &asked).await;
             if verdict.is_awaiting_input() {
                 // The front door took the question to the user and will retry the call with
                 // the answer (MCP `input_required`). Neither allowed nor denied: the call stops
@@ -320,7 +322,10 @@ impl Gate {
                 .with_layer(Layer::User);
                 return Err(Stop::new(Stage::Decide, error)
                     .with_verdict(Some(verdict))
-                    .with_note(Some("waiting for the user's answer".into())));
+                    .with_note(Some(join_notes(
+                        "waiting for the user's answer",
+                        policy_note.as_deref(),
+                    ))));
             }
             if verdict.decision == Decision::Ask {
                 // A prompter must settle the question; an undecided answer is a no.
@@ -337,17 +342,15 @@ impl Gate {
                 .with_layer(verdict.layer);
             return Err(Stop::new(Stage::Decide, error)
                 .with_verdict(Some(verdict))
-                .with_note(None));
+                .with_note(policy_note));
         }
-        flight.stage(Stage::Decide, StageStatus::Pass, Some(verdict), None);
+        flight.stage(Stage::Decide, StageStatus::Pass, Some(verdict), policy_note);
         Ok(())
     }
 
     /// Stage 7: rate limits and other constraints.
     async fn constrain(&self, spec: &ToolSpec, flight: &mut Flight) -> Result<(), Stop> {
-        let admitted = self
-            .shared
-            .constraints
+        let admitted = Arc::clone(&flight.stages.constraints)
             .admit(spec, &self.session)
             .await
             .map_err(|error| Stop::new(Stage::Constrain, error))?;
@@ -369,7 +372,7 @@ impl Gate {
             session: &self.session,
             outside_sandbox: prepared.run.outside_sandbox,
         };
-        match self.shared.sandbox.select(&request) {
+        match flight.stages.sandbox.select(&request) {
             Ok(room) => {
                 let note = room
                     .as_ref()
@@ -442,9 +445,7 @@ impl Gate {
         notes: &mut Vec<String>,
     ) -> Result<ToolOutput, CallError> {
         let post_input = flight.record.input.clone();
-        let post = self
-            .shared
-            .hooks
+        let post = Arc::clone(&flight.stages.hooks)
             .post_tool_use(
                 &HookRequest {
                     spec,
@@ -480,7 +481,7 @@ impl Gate {
     ) -> Result<ToolOutput, CallError> {
         let outputs = crate::outputs::SessionOutputs::of(&self.session);
         let outcome = outcome.map(|out| {
-            let out = self.shared.constraints.shape(spec, out);
+            let out = flight.stages.constraints.shape(spec, out);
             crate::shape::cap_output(
                 out,
                 self.shared.limits.max_result_bytes,
@@ -490,6 +491,14 @@ impl Gate {
         });
         flight.stage(Stage::Shape, StageStatus::Pass, None, None);
         outcome
+    }
+}
+
+/// `first`, then `second` when there is one.
+fn join_notes(first: &str, second: Option<&str>) -> String {
+    match second {
+        Some(s) => format!("{first}; {s}"),
+        None => first.to_owned(),
     }
 }
 

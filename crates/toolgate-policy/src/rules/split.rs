@@ -207,6 +207,11 @@ fn file_args(words: &[String], out: &mut Split) {
     }
 }
 
+/// Splits `raw` into `out` at nesting `depth`: one pass over the characters that hands each
+/// construct (escape, quotes, substitution, separator, redirect, comment) to its own step.
+/// A step that meets something it cannot close (an unterminated quote, a here-document)
+/// returns `None`: the pending command is dropped rather than guessed, and the reason is
+/// already in `out.opaque`.
 fn split_into(raw: &str, depth: usize, out: &mut Split) {
     if depth > MAX_NESTING {
         out.opaque
@@ -218,181 +223,200 @@ fn split_into(raw: &str, depth: usize, out: &mut Split) {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        match c {
-            '\\' => {
-                cmd.in_word = true;
-                if let Some(&n) = chars.get(i + 1) {
-                    if n != '\n' {
-                        cmd.word.push(n);
-                    }
-                    i += 2;
-                } else {
-                    i += 1;
-                }
-                continue;
-            }
-            '\'' => {
-                cmd.in_word = true;
-                match chars[i + 1..].iter().position(|&x| x == '\'') {
-                    Some(end) => {
-                        cmd.word.extend(&chars[i + 1..i + 1 + end]);
-                        i += end + 2;
-                    }
-                    None => {
-                        out.opaque.push("an unterminated single quote".into());
-                        return;
-                    }
-                }
-                continue;
-            }
-            '"' => {
-                cmd.in_word = true;
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => {
-                            out.opaque.push("an unterminated double quote".into());
-                            return;
-                        }
-                        Some('"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some('\\') => {
-                            if let Some(&n) = chars.get(i + 1) {
-                                if !matches!(n, '"' | '\\' | '$' | '`') {
-                                    cmd.word.push('\\');
-                                }
-                                cmd.word.push(n);
-                            }
-                            i += 2;
-                        }
-                        Some('$') if chars.get(i + 1) == Some(&'(') => {
-                            i = substitution(&chars, i + 1, depth, &mut cmd, out);
-                        }
-                        Some('`') => i = backtick(&chars, i, depth, &mut cmd, out),
-                        Some(&x) => {
-                            cmd.word.push(x);
-                            i += 1;
-                        }
-                    }
-                }
-                continue;
-            }
+        let next = match c {
+            '\\' => Some(escaped(&chars, i, &mut cmd)),
+            '\'' => single_quoted(&chars, i, &mut cmd, out),
+            '"' => double_quoted(&chars, i, depth, &mut cmd, out),
             '$' if chars.get(i + 1) == Some(&'(') => {
                 cmd.in_word = true;
-                i = substitution(&chars, i + 1, depth, &mut cmd, out);
-                continue;
+                Some(substitution(&chars, i + 1, depth, &mut cmd, out))
             }
             '`' => {
                 cmd.in_word = true;
-                i = backtick(&chars, i, depth, &mut cmd, out);
-                continue;
+                Some(backtick(&chars, i, depth, &mut cmd, out))
             }
             '<' | '>' if chars.get(i + 1) == Some(&'(') => {
                 cmd.in_word = true;
-                i = substitution(&chars, i + 1, depth, &mut cmd, out);
-                continue;
+                Some(substitution(&chars, i + 1, depth, &mut cmd, out))
             }
-            ';' | '\n' | '&' | '|' => {
-                // `&>` and `>&` are redirects; `&&`, `||`, `|&` and single ones separate.
-                if c == '&' && chars.get(i + 1) == Some(&'>') {
-                    cmd.end_word(out);
-                    let append = chars.get(i + 2) == Some(&'>');
-                    cmd.pending_redirect = Some(Access::Write);
-                    i += if append { 3 } else { 2 };
-                    continue;
-                }
-                if c == ';' && chars.get(i + 1) == Some(&';') {
-                    out.opaque
-                        .push("`case` constructs are not understood without the analyzer".into());
-                }
-                cmd.finish(depth, out);
-                i += 1;
-                if matches!(
-                    (c, chars.get(i)),
-                    ('&', Some('&')) | ('|', Some('|' | '&')) | (';', Some(';'))
-                ) {
-                    i += 1;
-                }
-                continue;
-            }
+            ';' | '\n' | '&' | '|' => Some(separator(&chars, i, depth, &mut cmd, out)),
             '(' if chars.get(i + 1) == Some(&')') => {
                 cmd.in_word = true;
                 cmd.word.push_str("()");
-                i += 2;
-                continue;
+                Some(i + 2)
             }
             '(' | ')' => {
                 cmd.finish(depth, out);
-                i += 1;
-                continue;
+                Some(i + 1)
             }
-            '>' | '<' => {
-                // A leading fd number belongs to the redirect, not the words.
-                if cmd.in_word && cmd.word.chars().all(|d| d.is_ascii_digit()) {
-                    cmd.word.clear();
-                    cmd.in_word = false;
-                } else {
-                    cmd.end_word(out);
-                }
-                if c == '<' && chars.get(i + 1) == Some(&'<') {
-                    if chars.get(i + 2) == Some(&'<') {
-                        // here-string: the word is data
-                        i += 3;
-                        cmd.pending_redirect = None;
-                        skip_ws(&chars, &mut i);
-                        let mut sink = Cmd::default();
-                        i = read_word(&chars, i, &mut sink);
-                        continue;
-                    }
-                    out.opaque
-                        .push("here-documents are not understood without the analyzer".into());
-                    return;
-                }
-                let mut j = i + 1;
-                while matches!(chars.get(j), Some('>' | '|')) {
-                    j += 1;
-                }
-                if chars.get(j) == Some(&'&') {
-                    // `>&2`, `2>&1`: duplication, no file
-                    j += 1;
-                    while chars
-                        .get(j)
-                        .is_some_and(|d| d.is_ascii_digit() || *d == '-')
-                    {
-                        j += 1;
-                    }
-                    i = j;
-                    continue;
-                }
-                cmd.pending_redirect = Some(if c == '<' {
-                    Access::Read
-                } else {
-                    Access::Write
-                });
-                i = j;
-                continue;
-            }
+            '>' | '<' => redirect(&chars, i, &mut cmd, out),
             ' ' | '\t' | '\r' => {
                 cmd.end_word(out);
-                i += 1;
-                continue;
+                Some(i + 1)
             }
-            '#' if !cmd.in_word => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-                continue;
-            }
+            '#' if !cmd.in_word => Some(
+                chars[i..]
+                    .iter()
+                    .position(|&x| x == '\n')
+                    .map_or(chars.len(), |n| i + n),
+            ),
             _ => {
                 cmd.in_word = true;
                 cmd.word.push(c);
+                Some(i + 1)
+            }
+        };
+        match next {
+            Some(n) => i = n,
+            None => return,
+        }
+    }
+    cmd.finish(depth, out);
+}
+
+/// A backslash outside quotes: the next character is taken literally, and a backslash before
+/// a newline joins the lines. Returns the index after the escape.
+fn escaped(chars: &[char], i: usize, cmd: &mut Cmd) -> usize {
+    cmd.in_word = true;
+    match chars.get(i + 1) {
+        Some(&n) => {
+            if n != '\n' {
+                cmd.word.push(n);
+            }
+            i + 2
+        }
+        None => i + 1,
+    }
+}
+
+/// A single-quoted string starting at `i`: everything up to the next `'` is literal. `None`
+/// when it never closes (recorded as opaque).
+fn single_quoted(chars: &[char], i: usize, cmd: &mut Cmd, out: &mut Split) -> Option<usize> {
+    cmd.in_word = true;
+    match chars[i + 1..].iter().position(|&x| x == '\'') {
+        Some(end) => {
+            cmd.word.extend(&chars[i + 1..i + 1 + end]);
+            Some(i + end + 2)
+        }
+        None => {
+            out.opaque.push("an unterminated single quote".into());
+            None
+        }
+    }
+}
+
+/// A double-quoted string starting at `i`: backslash escapes only `"`, `\`, `$` and `` ` ``,
+/// and `$(…)` and backticks inside it still run, so their bodies are split too. `None` when
+/// it never closes (recorded as opaque).
+fn double_quoted(
+    chars: &[char],
+    mut i: usize,
+    depth: usize,
+    cmd: &mut Cmd,
+    out: &mut Split,
+) -> Option<usize> {
+    cmd.in_word = true;
+    i += 1;
+    loop {
+        match chars.get(i) {
+            None => {
+                out.opaque.push("an unterminated double quote".into());
+                return None;
+            }
+            Some('"') => return Some(i + 1),
+            Some('\\') => {
+                if let Some(&n) = chars.get(i + 1) {
+                    if !matches!(n, '"' | '\\' | '$' | '`') {
+                        cmd.word.push('\\');
+                    }
+                    cmd.word.push(n);
+                }
+                i += 2;
+            }
+            Some('$') if chars.get(i + 1) == Some(&'(') => {
+                i = substitution(chars, i + 1, depth, cmd, out);
+            }
+            Some('`') => i = backtick(chars, i, depth, cmd, out),
+            Some(&x) => {
+                cmd.word.push(x);
                 i += 1;
             }
         }
     }
+}
+
+/// One of `;`, newline, `&`, `|` at `i`: ends the current command (with `&&`, `||`, `|&` and
+/// `;;` taken as one separator), except `&>` / `&>>`, which redirect both outputs to a file.
+fn separator(chars: &[char], mut i: usize, depth: usize, cmd: &mut Cmd, out: &mut Split) -> usize {
+    let c = chars[i];
+    // `&>` and `>&` are redirects; `&&`, `||`, `|&` and single ones separate.
+    if c == '&' && chars.get(i + 1) == Some(&'>') {
+        cmd.end_word(out);
+        let append = chars.get(i + 2) == Some(&'>');
+        cmd.pending_redirect = Some(Access::Write);
+        return i + if append { 3 } else { 2 };
+    }
+    if c == ';' && chars.get(i + 1) == Some(&';') {
+        out.opaque
+            .push("`case` constructs are not understood without the analyzer".into());
+    }
     cmd.finish(depth, out);
+    i += 1;
+    if matches!(
+        (c, chars.get(i)),
+        ('&', Some('&')) | ('|', Some('|' | '&')) | (';', Some(';'))
+    ) {
+        i += 1;
+    }
+    i
+}
+
+/// A `<` or `>` at `i` (not a process substitution): records the file the next word names
+/// with its access, skips fd duplication (`2>&1`), treats a here-string's word as data, and
+/// gives up on a here-document (`None`, recorded as opaque).
+fn redirect(chars: &[char], i: usize, cmd: &mut Cmd, out: &mut Split) -> Option<usize> {
+    let c = chars[i];
+    // A leading fd number belongs to the redirect, not the words.
+    if cmd.in_word && cmd.word.chars().all(|d| d.is_ascii_digit()) {
+        cmd.word.clear();
+        cmd.in_word = false;
+    } else {
+        cmd.end_word(out);
+    }
+    if c == '<' && chars.get(i + 1) == Some(&'<') {
+        if chars.get(i + 2) == Some(&'<') {
+            // here-string: the word is data
+            let mut j = i + 3;
+            cmd.pending_redirect = None;
+            skip_ws(chars, &mut j);
+            let mut sink = Cmd::default();
+            return Some(read_word(chars, j, &mut sink));
+        }
+        out.opaque
+            .push("here-documents are not understood without the analyzer".into());
+        return None;
+    }
+    let mut j = i + 1;
+    while matches!(chars.get(j), Some('>' | '|')) {
+        j += 1;
+    }
+    if chars.get(j) == Some(&'&') {
+        // `>&2`, `2>&1`: duplication, no file
+        j += 1;
+        while chars
+            .get(j)
+            .is_some_and(|d| d.is_ascii_digit() || *d == '-')
+        {
+            j += 1;
+        }
+        return Some(j);
+    }
+    cmd.pending_redirect = Some(if c == '<' {
+        Access::Read
+    } else {
+        Access::Write
+    });
+    Some(j)
 }
 
 fn skip_ws(chars: &[char], i: &mut usize) {

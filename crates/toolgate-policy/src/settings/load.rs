@@ -16,8 +16,11 @@ use crate::profiles::ProfileConfig;
 /// Command-line settings (`--settings`, `--mode`, `--allow`, `--deny`, `--ask`, `--add-dir`).
 #[derive(Debug, Clone, Default)]
 pub struct CliSettings {
-    /// `--settings FILE|JSON`, in the order given (later ones win scalars).
+    /// `--settings FILE|JSON|URL`, in the order given (later ones win scalars). A URL's
+    /// text must be in [`CliSettings::served`]: this crate reads files, it does not fetch.
     pub settings: Vec<String>,
+    /// The text each URL in `settings` served, fetched by the caller (toolgate-setup).
+    pub served: Vec<Served>,
     /// `--mode`.
     pub mode: Option<String>,
     /// `--allow RULE`.
@@ -28,6 +31,23 @@ pub struct CliSettings {
     pub deny: Vec<String>,
     /// `--add-dir DIR`.
     pub add_dirs: Vec<PathBuf>,
+}
+
+/// Settings a URL served: a command-line source like a `--settings` file, labelled with
+/// its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// The URL, as given on the command line.
+    pub url: String,
+    /// The body it served.
+    pub text: String,
+}
+
+/// Whether a `--settings` value names a URL (`https://…`, or `http://…` for loopback)
+/// rather than a file or inline JSON.
+pub fn is_settings_url(value: &str) -> bool {
+    let v = value.trim_start();
+    v.starts_with("https://") || v.starts_with("http://")
 }
 
 /// Where to look for settings.
@@ -283,7 +303,30 @@ pub(crate) fn discover(opts: &LoadOptions) -> Result<Vec<Layer>, PolicyError> {
     // Command line: later --settings win scalars, so they go first.
     for s in opts.cli.settings.iter().rev() {
         let t = s.trim_start();
-        if t.starts_with('{') {
+        if is_settings_url(t) {
+            let served = opts
+                .cli
+                .served
+                .iter()
+                .find(|d| d.url == *s)
+                .ok_or_else(|| PolicyError::Read {
+                    path: PathBuf::from(s),
+                    error: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "a settings URL must be fetched before the settings are loaded",
+                    ),
+                })?;
+            out.push(Layer {
+                raw: parse_text(Path::new(s), &served.text)?,
+                info: SourceInfo {
+                    kind: SourceKind::CommandLine,
+                    label: s.clone(),
+                    path: None,
+                    anchor: project.to_path_buf(),
+                    claude: false,
+                },
+            });
+        } else if t.starts_with('{') {
             let label = PathBuf::from("--settings <json>");
             out.push(Layer {
                 raw: parse_text(&label, s)?,

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use toolgate_protocol::PermissionMode;
 
-pub use load::{CliSettings, FloorAction, LoadOptions, project_files};
+pub use load::{CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files};
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
     MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,

@@ -1,7 +1,10 @@
 //! Workspace trust: `toolgate trust [DIR]` records the project's real path and a hash of its
-//! settings files in `$XDG_CONFIG_HOME/toolgate/trusted.json`. A project's allow rules,
-//! additional directories, hooks, mode and profiles apply only while the record matches; a
-//! changed file needs trust again. Deny and ask rules never wait.
+//! settings files and of the files that steer the agent (skills, agent definitions: see
+//! [`steering_files`]) in `$XDG_CONFIG_HOME/toolgate/trusted.json`. What a project's settings
+//! could widen (allow rules, additional directories, hooks, env, sandbox exceptions, a wider
+//! mode, profiles, …; [`super::keys::KEYS`] says which, key by key) and its steering files
+//! apply only while the record matches; a changed file needs trust again. What only narrows
+//! (deny and ask rules among it) never waits.
 
 use std::collections::BTreeMap;
 use std::io::Write;

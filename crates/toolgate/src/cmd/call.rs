@@ -63,7 +63,7 @@ pub fn run(args: CallArgs) -> ExitCode {
     let printed = if args.json || !output::stdout_is_terminal() {
         output::print(&format!(
             "{}\n",
-            super::exec::render(&result, Format::Anthropic)
+            toolgate_protocol::jsonl::result_line(&result, Format::Anthropic)
         ))
     } else {
         output::print(&human(&result, output::use_colour()))

@@ -13,8 +13,10 @@ use crate::output;
 /// `--allow-root`). `--mode` and `--add-dir` live with the session arguments.
 #[derive(Debug, Args, Clone, Default)]
 pub struct PolicyArgs {
-    /// A settings file or inline JSON, merged above project and user settings (repeatable).
-    #[arg(long = "settings", value_name = "FILE|JSON")]
+    /// A settings file, inline JSON, or an https:// URL (plain http only to loopback),
+    /// merged above project and user settings (repeatable). A URL's bearer token comes from
+    /// TOOLGATE_SETTINGS_TOKEN.
+    #[arg(long = "settings", value_name = "FILE|JSON|URL")]
     pub settings: Vec<String>,
 
     /// An allow rule, e.g. 'Bash(npm test)' (repeatable).

@@ -18,8 +18,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use clap::Args;
 use toolgate_core::{Gate, View};
 use toolgate_mcp::{ClientIdentity, HttpOptions, ProfileToken, SessionError, SessionSource};
+use toolgate_setup::LivePolicy;
 
-use crate::cli::{AuditArgs, SessionArgs};
+use crate::cli::{AuditArgs, SessionArgs, WatchArgs};
 use crate::cmd::{runtime, usage_error};
 use crate::setup;
 
@@ -39,6 +40,10 @@ pub struct ServeArgs {
     /// Audit log.
     #[command(flatten)]
     pub audit: AuditArgs,
+
+    /// Reloading the settings.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 
     /// Serve Streamable HTTP at ADDR (`127.0.0.1:8765`, `:8765`, `8765`) on path /mcp,
     /// instead of stdio. A non-loopback address requires a bearer token.
@@ -110,6 +115,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Polls while the server runs (on stdio's single thread too: a poll is a few small
+    // reads off the thread and one conditional GET); ends with the runtime.
+    if args.watch.watch {
+        rt.spawn(Arc::clone(&source.live).watch(args.watch.watch_interval));
+    }
     let result = match &args.http {
         // On SIGTERM/SIGINT the serve future is dropped and the runtime shut down, which
         // stops running tools (their process groups are killed on drop).
@@ -245,10 +255,10 @@ fn read_token_file(path: &Path, profiles: &BTreeSet<String>) -> Result<Vec<Profi
 }
 
 /// Gate sessions per identity: the server's own settings (with `--profile` when given) for
-/// clients without a profile token, the token's profile for the others.
+/// clients without a profile token, the token's profile for the others. All of them come
+/// from one settings version, and `--watch` reloads them together.
 struct Profiles {
-    session: SessionArgs,
-    audit: AuditArgs,
+    live: Arc<LivePolicy>,
     /// The gate for clients that authenticated no profile.
     base: Gate,
     /// Profile names in the settings.
@@ -261,17 +271,17 @@ struct Profiles {
 
 impl Profiles {
     fn new(args: &ServeArgs) -> Result<Self, setup::SetupError> {
-        let names = setup::load(&args.session)?
-            .settings
-            .profiles
-            .keys()
-            .cloned()
-            .collect();
-        let base = setup::gate(&args.session, Some(&args.audit), setup::mcp_prompting())?.gate;
+        let (live, built) = setup::live(
+            &args.session,
+            Some(&args.audit),
+            setup::mcp_prompting(),
+            args.watch.watch,
+        )?;
+        // Fixed for the process: a reload that changes them is refused (restart-only).
+        let names = built.settings.profiles.keys().cloned().collect();
         Ok(Self {
-            session: args.session.clone(),
-            audit: args.audit.clone(),
-            base,
+            live,
+            base: built.gate,
             names,
             launch_profile: args.session.policy.profile.clone(),
             by_profile: Mutex::new(HashMap::new()),
@@ -292,11 +302,10 @@ impl Profiles {
         if let Some(gate) = cache.get(name) {
             return Ok(gate.clone());
         }
-        let mut session = self.session.clone();
-        session.policy.profile = Some(name.to_owned());
-        let gate = setup::gate(&session, Some(&self.audit), setup::mcp_prompting())
-            .map_err(|e| SessionError(format!("profile {name}: {e}")))?
-            .gate;
+        let gate = self
+            .live
+            .gate_for_profile(name)
+            .map_err(|e| SessionError(format!("profile {name}: {e}")))?;
         tracing::info!(profile = name, "MCP sessions of the profile's token ready");
         cache.insert(name.to_owned(), gate.clone());
         Ok(gate)

@@ -1,0 +1,5 @@
+//! What several of this crate's integration tests share.
+#![allow(dead_code)]
+
+pub mod mcp_http;
+pub mod policy_server;
