@@ -17,6 +17,11 @@
 //!   nothing behind;
 //! - a mode change needs the user's answer and is recorded on the call that made it.
 //!
+//! An embedder that builds its gate without `toolgate-setup` must wrap its policy stage in
+//! [`SkillScope`] (`Gate::builder().policy(Arc::new(SkillScope(policy)))`), or a skill's
+//! `allowed-tools` is announced to the model but not enforced; `toolgate-setup` does this
+//! for every front door.
+//!
 //! `docs/tools.md` describes each tool.
 #![deny(missing_docs)]
 
