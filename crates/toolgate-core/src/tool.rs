@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
-use toolgate_protocol::{CallFacts, ErrorCode, ToolOutput, ToolSpec};
+use toolgate_protocol::{CallFacts, ErrorCode, Layer, ToolOutput, ToolSpec};
 
 use crate::delegate::GateHandle;
 use crate::sandbox::Room;
@@ -52,6 +52,9 @@ pub enum ToolError {
     /// destination on a refused address): say why.
     #[error("{0}")]
     Denied(String),
+    /// The user, asked by the tool itself (a question, a plan to approve), said no.
+    #[error("{0}")]
+    Declined(String),
     /// A per-session budget of the tool is used up (WebSearch's search cap).
     #[error("{0}")]
     RateLimited(String),
@@ -71,9 +74,20 @@ impl ToolError {
             ToolError::Cancelled => ErrorCode::Cancelled,
             ToolError::SandboxUnavailable(_) => ErrorCode::SandboxUnavailable,
             ToolError::InvalidInput(_) => ErrorCode::InvalidInput,
-            ToolError::Denied(_) => ErrorCode::Denied,
+            ToolError::Denied(_) | ToolError::Declined(_) => ErrorCode::Denied,
             ToolError::RateLimited(_) => ErrorCode::RateLimited,
             ToolError::InputRequired(_) => ErrorCode::InputRequired,
+        }
+    }
+
+    /// The layer a refusal by the tool itself names ([`Layer::Tool`]), as a policy refusal
+    /// names its own: the model and the audit log tell "a rule said no" from "this tool
+    /// never does that". `None` for failures that refuse nothing.
+    pub fn layer(&self) -> Option<Layer> {
+        match self {
+            ToolError::Denied(_) | ToolError::RateLimited(_) => Some(Layer::Tool),
+            ToolError::Declined(_) => Some(Layer::User),
+            _ => None,
         }
     }
 }

@@ -170,10 +170,10 @@ pub(crate) fn unanswered(e: Unanswered, what: &str) -> ToolError {
         Unanswered::NoUser(why) => ToolError::Failed(format!(
             "No user is available to {what} in this session ({why}). Nobody answered: do not assume an answer was given. Decide with what you know and state the assumption you made, or stop and report what you needed to ask."
         )),
-        Unanswered::Declined => ToolError::Denied(format!(
+        Unanswered::Declined => ToolError::Declined(format!(
             "The user declined to {what}. Do not ask the same again; continue without it or ask what they want instead."
         )),
-        Unanswered::Dismissed => ToolError::Denied(format!(
+        Unanswered::Dismissed => ToolError::Declined(format!(
             "The user dismissed the question without choosing (they did not {what}). Do not assume an answer."
         )),
         Unanswered::Awaiting => ToolError::InputRequired(

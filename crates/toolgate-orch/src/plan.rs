@@ -175,7 +175,7 @@ impl TypedTool for ExitPlanModeTool {
                 .other
                 .map(|o| format!(" Their feedback: {o}"))
                 .unwrap_or_default();
-            return Err(ToolError::Denied(format!(
+            return Err(ToolError::Declined(format!(
                 "The user did not approve the plan; the session stays in plan mode.{feedback} Revise the plan and present it again."
             )));
         };
@@ -272,7 +272,7 @@ impl TypedTool for EnterPlanModeTool {
                     .first()
                     .is_some_and(|a| a.selected.iter().any(|l| l == "Yes, plan first"));
                 if !yes {
-                    return Err(ToolError::Denied(
+                    return Err(ToolError::Declined(
                         "The user declined plan mode; continue in the current mode.".into(),
                     ));
                 }

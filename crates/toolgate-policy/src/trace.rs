@@ -150,6 +150,7 @@ pub(crate) fn layer_name(l: Layer) -> &'static str {
         Layer::Default => "default",
         Layer::Constraint => "constraint",
         Layer::Sandbox => "sandbox",
+        Layer::Tool => "tool",
     }
 }
 
@@ -163,6 +164,7 @@ fn layer_word(l: Layer) -> &'static str {
         Layer::Default => "the default (no rule matched)",
         Layer::Constraint => "a constraint",
         Layer::Sandbox => "the sandbox",
+        Layer::Tool => "the tool's own safety rule",
     }
 }
 

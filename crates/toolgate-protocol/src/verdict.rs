@@ -34,6 +34,9 @@ pub enum Layer {
     Constraint,
     /// The sandbox stage.
     Sandbox,
+    /// The tool's own safety rule, which no permission lifts (WebFetch refusing an internal
+    /// address, a budget of the tool's own used up).
+    Tool,
 }
 
 /// The pipeline's stages, numbered as in DESIGN.md.

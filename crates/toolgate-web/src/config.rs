@@ -243,6 +243,8 @@ pub enum Backend {
     Exa,
     /// An Anthropic Messages API compatible endpoint with the server-side `web_search` tool.
     Anthropic,
+    /// An OpenAI Responses API compatible endpoint with the hosted `web_search` tool.
+    Openai,
 }
 
 impl Backend {
@@ -254,6 +256,7 @@ impl Backend {
             Backend::Tavily => "tavily",
             Backend::Exa => "exa",
             Backend::Anthropic => "anthropic",
+            Backend::Openai => "openai",
         }
     }
 
@@ -265,6 +268,7 @@ impl Backend {
             Backend::Tavily => Some("https://api.tavily.com/search"),
             Backend::Exa => Some("https://api.exa.ai/search"),
             Backend::Anthropic => Some("https://api.anthropic.com"),
+            Backend::Openai => Some("https://api.openai.com"),
         }
     }
 
@@ -283,7 +287,7 @@ pub struct WebSearchConfig {
     pub url: String,
     /// `apiKeyEnv`: the environment variable holding the API key — never the key itself.
     pub api_key_env: Option<String>,
-    /// `model`: the model to ask (Anthropic backend).
+    /// `model`: the model to ask (the Anthropic and OpenAI backends).
     pub model: Option<String>,
     /// `maxResults`, see [`DEFAULT_MAX_RESULTS`].
     pub max_results: usize,
@@ -307,7 +311,7 @@ struct RawSearch {
 }
 
 /// How to turn WebSearch on, for `toolgate config` and errors.
-pub const WEB_SEARCH_HOWTO: &str = "add \"webSearch\": {\"backend\": \"searxng\", \"url\": \"http://127.0.0.1:8888\"} (or {\"backend\": \"brave\", \"apiKeyEnv\": \"BRAVE_API_KEY\"}; also tavily, exa, anthropic) to your user settings";
+pub const WEB_SEARCH_HOWTO: &str = "add \"webSearch\": {\"backend\": \"searxng\", \"url\": \"http://127.0.0.1:8888\"} (or {\"backend\": \"brave\", \"apiKeyEnv\": \"BRAVE_API_KEY\"}; also tavily, exa, anthropic, openai) to your user settings";
 
 impl WebSearchConfig {
     /// Reads the `webSearch` object; `Ok(None)` when no backend is configured.
@@ -357,10 +361,10 @@ impl WebSearchConfig {
                 ),
             ));
         }
-        if backend == Backend::Anthropic && raw.model.is_none() {
+        if matches!(backend, Backend::Anthropic | Backend::Openai) && raw.model.is_none() {
             return Err(invalid(
                 "webSearch.model",
-                "the anthropic backend needs the model to ask",
+                format!("the {} backend needs the model to ask", backend.name()),
             ));
         }
         Ok(Some(WebSearchConfig {

@@ -117,6 +117,11 @@ async fn every_spelling_of_an_internal_address_is_denied_before_sending() {
             let url = format!("{scheme}://{host}:{p}/");
             let r = fetch(&f, &url).await;
             assert_eq!(code(&r), Some(ErrorCode::Denied), "{url}: {r:?}");
+            assert_eq!(
+                r.error().and_then(|e| e.layer),
+                Some(toolgate_protocol::Layer::Tool),
+                "{url}: {r:?}"
+            );
         }
     }
     for url in [
@@ -326,6 +331,14 @@ async fn a_name_redirecting_to_another_port_of_its_address_is_checked_again() {
     assert!(hidden.requests().is_empty());
 }
 
+/// 64 MiB of `a`, brotli-compressed (quality 11, 16 MiB window) into 54 bytes.
+const BROTLI_BOMB: [u8; 54] = [
+    0xcf, 0xff, 0xff, 0x7f, 0xf8, 0x25, 0xc2, 0xe2, 0xb1, 0x40, 0x20, 0xf7, 0xfe, 0x9f, 0xff, 0xff,
+    0xff, 0xf0, 0x4b, 0x00, 0xc4, 0x61, 0x01, 0x80, 0xee, 0xfd, 0x3f, 0xff, 0xff, 0xff, 0xe1, 0x97,
+    0x00, 0x88, 0xc3, 0x22, 0x00, 0xdd, 0xfb, 0x7f, 0xfe, 0xff, 0xff, 0xc3, 0x2f, 0x01, 0x10, 0x87,
+    0x05, 0x00, 0xba, 0xf7, 0xff, 0x03,
+];
+
 #[tokio::test]
 async fn bombs_endless_bodies_and_trickles_are_cut_off() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -341,6 +354,14 @@ async fn bombs_endless_bodies_and_trickles_are_cut_off() {
             ],
             body: bomb.clone(),
         },
+        "/brotli" => Reply::Full {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                ("Content-Encoding".into(), "br".into()),
+            ],
+            body: BROTLI_BOMB.to_vec(),
+        },
         "/endless" => Reply::Endless,
         "/trickle" => Reply::Trickle {
             every: Duration::from_millis(200),
@@ -352,6 +373,9 @@ async fn bombs_endless_bodies_and_trickles_are_cut_off() {
     config.timeout = Duration::from_secs(2);
     let f = gate(config, None);
     let r = fetch(&f, &server.url("/bomb")).await;
+    assert_eq!(code(&r), Some(ErrorCode::ExecutionFailed), "{r:?}");
+    assert!(message(&r).contains("maxDecodedBytes"), "{}", message(&r));
+    let r = fetch(&f, &server.url("/brotli")).await;
     assert_eq!(code(&r), Some(ErrorCode::ExecutionFailed), "{r:?}");
     assert!(message(&r).contains("maxDecodedBytes"), "{}", message(&r));
     let r = fetch(&f, &server.url("/endless")).await;
@@ -425,6 +449,37 @@ async fn bad_urls_and_content_get_the_right_codes() {
     // https to a server that speaks plain HTTP: a TLS error, not a hang.
     let r = fetch(&f, &server.url("/").replace("http://", "https://")).await;
     assert_eq!(code(&r), Some(ErrorCode::ExecutionFailed), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_name_that_does_not_resolve_is_an_error_not_a_hang() {
+    // `.invalid` never resolves (RFC 6761). Where the machine's resolver answers at once
+    // this is `execution_failed` naming the host; a resolver that never answers is cut off
+    // by webFetch.timeoutMs instead. Either way the call ends with a structured error.
+    let config = WebFetchConfig {
+        timeout: Duration::from_secs(3),
+        ..WebFetchConfig::default()
+    };
+    let f = gate(config, None);
+    let r = fetch(&f, "https://no-such-host.invalid/page").await;
+    match code(&r) {
+        Some(ErrorCode::ExecutionFailed) => {
+            assert!(message(&r).contains("does not resolve"), "{}", message(&r));
+            assert!(
+                message(&r).contains("no-such-host.invalid"),
+                "{}",
+                message(&r)
+            );
+        }
+        Some(ErrorCode::Timeout) => {
+            assert!(
+                message(&r).contains("webFetch.timeoutMs"),
+                "{}",
+                message(&r)
+            );
+        }
+        other => panic!("unexpected {other:?}: {r:?}"),
+    }
 }
 
 #[tokio::test]

@@ -183,6 +183,11 @@ async fn the_session_cap_holds() {
         Some(ErrorCode::RateLimited),
         "{r:?}"
     );
+    assert_eq!(
+        r.error().and_then(|e| e.layer),
+        Some(toolgate_protocol::Layer::Tool),
+        "{r:?}"
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -211,4 +216,52 @@ async fn a_missing_api_key_is_named() {
         "{}",
         e.message
     );
+}
+
+#[tokio::test]
+async fn an_openai_compatible_endpoint_answers_through_its_web_search_tool() {
+    // The key is read from the variable the settings name; HOME is set in every test run,
+    // and setting a variable here would race the other tests' threads.
+    let key = std::env::var("HOME").unwrap_or_else(|e| panic!("{e}"));
+    let expected = format!("Bearer {key}");
+    let server = Server::start(move |req| {
+        if req.method != "POST" || req.path != "/v1/responses" {
+            return Reply::ok("text/html", "<html>not the API</html>");
+        }
+        if req.header("authorization") != Some(expected.as_str()) {
+            return Reply::Full {
+                status: 401,
+                headers: vec![],
+                body: b"{\"error\": {\"message\": \"bad key\"}}".to_vec(),
+            };
+        }
+        let body = json!({"object": "response", "output": [
+            {"type": "web_search_call", "status": "completed",
+             "action": {"type": "search", "sources": [{"type": "url", "url": "https://docs.rs/"}]}},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text",
+             "text": "Rust is a language.", "annotations": [
+                {"type": "url_citation", "url": "https://www.rust-lang.org/", "title": "Rust",
+                 "start_index": 0, "end_index": 19},
+                {"type": "url_citation", "url": "https://spam.example/x", "title": "Spam",
+                 "start_index": 0, "end_index": 4}]}]}
+        ]});
+        Reply::ok("application/json", body.to_string())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut c = config(server.url(""), 10);
+    c.backend = Backend::Openai;
+    c.api_key_env = Some("HOME".into());
+    c.model = Some("gpt-test".into());
+    let f = gate(Some(c));
+    let r = search(
+        &f,
+        json!({"query": "rust", "blocked_domains": ["spam.example"]}),
+    )
+    .await;
+    assert_eq!(
+        urls(&r),
+        vec!["https://www.rust-lang.org/", "https://docs.rs/"],
+        "{r:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
 }

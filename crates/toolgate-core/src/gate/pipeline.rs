@@ -265,14 +265,9 @@ impl Gate {
 
         // 3 validate + 4 analyze
         let prepared = entry.tool().prepare(input, ctx).map_err(|e| {
-            let code = match e {
-                ToolError::InvalidRequest(_) => ErrorCode::InvalidRequest,
-                ref other => other.code(),
-            };
-            Stop::new(
-                Stage::Validate,
-                CallError::new(code, Stage::Validate, e.to_string()),
-            )
+            let mut error = CallError::new(e.code(), Stage::Validate, e.to_string());
+            error.layer = e.layer();
+            Stop::new(Stage::Validate, error)
         })?;
         push_stage(record, Stage::Validate, StageStatus::Pass, None, None);
         let facts = prepared.facts.clone();
@@ -520,6 +515,7 @@ fn denial_message(verdict: &Verdict) -> String {
 /// output printed before the kill.
 fn tool_error(spec: &ToolSpec, e: ToolError) -> CallError {
     let mut err = CallError::new(e.code(), Stage::Execute, e.to_string());
+    err.layer = e.layer();
     let timeout_message = |ms: u64| {
         format!(
             "`{}` did not finish within {ms} ms and was stopped; ask for a longer timeout (max {} ms) or do less per call",

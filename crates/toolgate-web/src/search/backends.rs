@@ -90,6 +90,27 @@ pub(crate) fn request(
                     "tools": [tool],
                 }))
         }
+        Backend::Openai => {
+            let base = config.url.trim_end_matches('/');
+            let url = if base.ends_with("/v1") {
+                format!("{base}/responses")
+            } else {
+                format!("{base}/v1/responses")
+            };
+            let mut tool = json!({"type": "web_search"});
+            // The hosted tool filters by allowed domains only; blocked domains are applied
+            // to the results afterwards, as for every backend.
+            if !q.allowed.is_empty() {
+                tool["filters"] = json!({"allowed_domains": q.allowed});
+            }
+            client.post(url).bearer_auth(key).json(&json!({
+                "model": config.model,
+                "input": format!("Search the web for: {}", q.text),
+                "tools": [tool],
+                "tool_choice": "required",
+                "include": ["web_search_call.action.sources"],
+            }))
+        }
     }
 }
 
@@ -215,6 +236,7 @@ pub(crate) fn hits(backend: Backend, body: &Value) -> Result<Vec<Hit>, WebError>
                 .collect(),
         },
         Backend::Anthropic => anthropic_hits(list("/content")?),
+        Backend::Openai => openai_hits(list("/output")?),
     };
     Ok(out.into_iter().filter(|h| !h.url.is_empty()).collect())
 }
@@ -256,6 +278,55 @@ fn anthropic_hits(blocks: &[Value]) -> Vec<Hit> {
         .collect()
 }
 
+/// The answer's `url_citation` annotations name the pages it used, with the cited span of
+/// its text as the snippet; the search call's `sources` add pages it read but did not cite.
+fn openai_hits(items: &[Value]) -> Vec<Hit> {
+    let mut out: Vec<Hit> = Vec::new();
+    let mut push = |hit: Hit| {
+        if !hit.url.is_empty() && !out.iter().any(|h| h.url == hit.url) {
+            out.push(hit);
+        }
+    };
+    let parts = items
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+        .filter_map(|i| i.get("content").and_then(Value::as_array))
+        .flatten();
+    for part in parts {
+        let body = text(part, "text");
+        let annotations = part.get("annotations").and_then(Value::as_array);
+        for a in annotations.into_iter().flatten() {
+            if a.get("type").and_then(Value::as_str) != Some("url_citation") {
+                continue;
+            }
+            let at = |k: &str| a.get(k).and_then(Value::as_u64).map(|n| n as usize);
+            // Indices count characters; an out-of-range pair gives no snippet, not a panic.
+            let cited: String = match (at("start_index"), at("end_index")) {
+                (Some(s), Some(e)) if s < e => body.chars().skip(s).take(e - s).collect(),
+                _ => String::new(),
+            };
+            push(Hit {
+                title: text(a, "title"),
+                url: text(a, "url"),
+                snippet: snippet(&cited),
+            });
+        }
+    }
+    let sources = items
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("web_search_call"))
+        .filter_map(|i| i.pointer("/action/sources").and_then(Value::as_array))
+        .flatten();
+    for s in sources {
+        push(Hit {
+            title: text(s, "title"),
+            url: text(s, "url"),
+            snippet: String::new(),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +364,36 @@ mod tests {
                 snippet: "quoted".into()
             }])
         );
+        let openai = json!({"output": [
+            {"type": "web_search_call", "status": "completed", "action": {"type": "search",
+                "sources": [{"type": "url", "url": "https://d.test/"}, {"type": "url", "url": "https://o.test/"}]}},
+            {"type": "message", "content": [{"type": "output_text", "text": "Answer: it is here.",
+                "annotations": [
+                    {"type": "url_citation", "url": "https://o.test/", "title": "O", "start_index": 8, "end_index": 19},
+                    {"type": "url_citation", "url": "https://bad.test/", "title": "Bad", "start_index": 90, "end_index": 2}
+                ]}]}
+        ]});
+        assert_eq!(
+            hits(Backend::Openai, &openai),
+            Ok(vec![
+                Hit {
+                    title: "O".into(),
+                    url: "https://o.test/".into(),
+                    snippet: "it is here.".into()
+                },
+                Hit {
+                    title: "Bad".into(),
+                    url: "https://bad.test/".into(),
+                    snippet: String::new()
+                },
+                Hit {
+                    title: String::new(),
+                    url: "https://d.test/".into(),
+                    snippet: String::new()
+                },
+            ])
+        );
+        assert!(hits(Backend::Openai, &json!({"error": {"message": "x"}})).is_err());
         assert!(hits(Backend::Tavily, &json!({"error": "x"})).is_err());
         assert!(snippet(&"x".repeat(MAX_SNIPPET_CHARS + 10)).ends_with('…'));
     }

@@ -133,6 +133,8 @@ fn leaving_plan_mode_needs_the_users_approval_and_is_audited() {
     );
     let r = exec.call("p3", "ExitPlanMode", json!({"plan": "1. write"}));
     assert_eq!(code(&r).as_deref(), Some("denied"), "{r}");
+    // The user said no, not a rule: the refusal names the user's layer.
+    assert_eq!(r["toolgate"]["layer"], "user", "{r}");
     assert!(text(&r).contains("split step 1 in two"), "{r}");
     // Outside plan mode there is nothing to leave.
     let mut exec = Exec::start(ws.path(), home.path(), &[]);
