@@ -146,6 +146,33 @@ fn a_destination_that_fails_gets_everything_later_and_the_log_says_so() {
 }
 
 #[test]
+fn an_outage_is_noted_once_even_when_the_checkpoint_cannot_be_saved() {
+    // A checkpoint that cannot be written (here: a directory stands where it goes, as a
+    // full disk would refuse it) must not make every new process note the same outage
+    // again: short-lived `toolgate hook` processes would fill the log with notes.
+    let (_d, log) = log_with(3);
+    let blocked = toolgate_audit::ship::ship_dir(log.path()).join("memory.json");
+    std::fs::create_dir_all(&blocked).unwrap();
+    for _ in 0..3 {
+        let dest = Arc::new(Memory {
+            fail_next: AtomicUsize::new(usize::MAX),
+            ..Memory::default()
+        });
+        let shipper = Shipper::start(Arc::clone(&log), dest.clone(), fast()).unwrap();
+        eventually("a failed delivery", || {
+            dest.fail_next.load(Ordering::SeqCst) < usize::MAX - 2
+        });
+        shipper.stop();
+    }
+    let notes = read_records(log.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().value["kind"] == "delivery")
+        .count();
+    assert_eq!(notes, 0, "an unsaved outage was noted again");
+    assert!(blocked.is_dir());
+}
+
+#[test]
 fn a_line_that_does_not_verify_stops_shipping_there() {
     let (_d, log) = log_with(6);
     let path = log.path().to_owned();

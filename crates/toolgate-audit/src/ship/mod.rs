@@ -14,7 +14,9 @@
 //! Several processes may share one log: each destination is shipped by whichever process
 //! holds its lock file (`<log>.ship/<id>.lock`); the others wait to take over. When
 //! deliveries start failing, and when they recover, the shipper appends a `delivery`
-//! record to the log itself, so the audit trail says when a copy was behind and why.
+//! record to the log itself, so the audit trail says when a copy was behind and why —
+//! once per outage: the note is written only after the checkpoint that remembers it is
+//! saved, so processes that cannot save it (a full disk) do not repeat it.
 //!
 //! Delivery is bounded in memory (a batch of at most [`ShipOptions::batch_records`]) and in
 //! time ([`ShipOptions::deliver_timeout`]); retries back off up to
@@ -318,7 +320,12 @@ impl Run {
                 Ok(batch) => batch,
                 Err(Stuck::Replaced(why)) => {
                     tracing::warn!(destination = %cp.destination, %why, "the audit log was replaced; shipping it from its start");
+                    // The outage, if any, carries over: a replaced log is no recovery.
+                    let failing_since = cp.failing_since.take();
                     cp = Checkpoint::start(self.destination.describe());
+                    cp.failing_since = failing_since;
+                    // Never a busy loop, whatever the reader keeps answering.
+                    self.signal.sleep(self.options.poll);
                     continue;
                 }
                 Err(Stuck::Unverified(why)) => {
@@ -336,7 +343,7 @@ impl Run {
             if batch.records.is_empty() {
                 if batch.end != cp.offset {
                     cp.offset = batch.end;
-                    self.save(&cp);
+                    let _ = self.save(&cp);
                 }
                 if self.signal.stopping() {
                     return;
@@ -365,9 +372,12 @@ impl Run {
                     cp.delivered += batch.records.len() as u64;
                     if cp.failing_since.take().is_some() {
                         cp.last_error = None;
-                        self.note("recovered", None, cp.seq);
+                        if self.save(&cp) {
+                            self.note("recovered", None, cp.seq);
+                        }
+                    } else {
+                        let _ = self.save(&cp);
                     }
-                    self.save(&cp);
                     backoff = self.options.poll;
                 }
                 Err(e) => {
@@ -402,24 +412,35 @@ impl Run {
             cp.seq = *seq;
             cp.hash.clone_from(hash);
         }
-        self.save(&cp);
+        let _ = self.save(&cp);
         cp
     }
 
-    fn save(&self, cp: &Checkpoint) {
-        if let Err(e) = checkpoint::save(&self.path, &self.id, cp) {
-            tracing::warn!(destination = %cp.destination, error = %e, "cannot save the audit shipping checkpoint (records may be sent again)");
+    /// Saves `cp`; `false` (and a warning) when it cannot be.
+    fn save(&self, cp: &Checkpoint) -> bool {
+        match checkpoint::save(&self.path, &self.id, cp) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(destination = %cp.destination, error = %e, "cannot save the audit shipping checkpoint (records may be sent again)");
+                false
+            }
         }
     }
 
+    /// A failed delivery. The `failing` note goes into the log only once the checkpoint
+    /// that says "already noted" is saved: a process that cannot save it (a full disk)
+    /// would otherwise note the same outage again at every start, and every short-lived
+    /// `toolgate hook` process is one start.
     fn failed(&self, cp: &mut Checkpoint, error: &str) {
-        if cp.failing_since.is_none() {
+        let first = cp.failing_since.is_none();
+        if first {
             cp.failing_since = Some(crate::now_rfc3339());
             tracing::warn!(destination = %cp.destination, %error, "audit records cannot be delivered; they stay in the local log and are sent when the destination is back");
-            self.note("failing", Some(error), cp.seq);
         }
         cp.last_error = Some(error.to_owned());
-        self.save(cp);
+        if self.save(cp) && first {
+            self.note("failing", Some(error), cp.seq);
+        }
     }
 
     /// Appends a `delivery` record to the log: the audit trail says when a copy fell behind.
