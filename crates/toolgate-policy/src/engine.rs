@@ -457,15 +457,17 @@ impl Engine {
     /// approvals and the deny side play no part: this lets a rule list act as a *scope*
     /// (a skill's `allowed-tools`), which can then only narrow what the real decision
     /// allows.
-    pub fn allow_rules_cover(&self, req: &PolicyRequest<'_>) -> Result<Vec<String>, String> {
+    pub fn allow_rules_cover(&self, req: &PolicyRequest<'_>) -> Result<Vec<String>, Uncovered> {
         let mut view = View::build(req, self.home.as_deref());
         self.rules.expand_beneath(&mut view);
         let cover = allow_cover(&[&self.rules], req.tool, req.input, &view, false);
         let mut trace = Trace::new(req.tool, req.mode);
         match crate::decide::allow_verdict(&view, &cover, &mut trace) {
             Ok(_) => Ok(cover.used.iter().map(|r| r.text.clone()).collect()),
-            Err(why) if why.is_empty() => Err(format!("no rule covers this {} call", req.tool)),
-            Err(why) => Err(why),
+            Err(why) if why.is_empty() => {
+                Err(Uncovered(format!("no rule covers this {} call", req.tool)))
+            }
+            Err(why) => Err(Uncovered(why)),
         }
     }
 
@@ -534,3 +536,8 @@ impl Engine {
         None
     }
 }
+
+/// What [`Engine::allow_rules_cover`] found no allow rule for, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Uncovered(pub String);

@@ -115,7 +115,7 @@ pub use classifier::{
 };
 pub use classifier_model::{HttpTransport, ModelClassifier, ModelClient, ModelError, Transport};
 pub use constraints::Constraints;
-pub use engine::{Engine, EngineBuilder, PolicyRequest, RoomPathLimit, RuleInput};
+pub use engine::{Engine, EngineBuilder, PolicyRequest, RoomPathLimit, RuleInput, Uncovered};
 pub use error::PolicyError;
 pub use patterns::CommandPatterns;
 pub use profiles::{Profile, ProfileConfig};
