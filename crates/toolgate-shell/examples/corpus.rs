@@ -116,22 +116,186 @@ fn bucket(a: &Analysis) -> &'static str {
     "other (see list)"
 }
 
+/// Everything the run counts, printed at the end.
+#[derive(Default)]
+struct Report {
+    per: BTreeMap<String, Tally>,
+    total: Tally,
+    misses: Vec<(String, String, &'static str)>,
+    buckets: BTreeMap<&'static str, usize>,
+    false_denies: Vec<(String, String, String)>,
+    asks: Vec<(String, String, String)>,
+    ask_buckets: BTreeMap<String, usize>,
+    /// Servers found, servers missed, non-servers left alone, non-servers flagged.
+    server: (usize, usize, usize, usize),
+    times: Vec<f64>,
+    slowest: Vec<(f64, String)>,
+}
+
+impl Report {
+    fn timed(&mut self, cmd: &str, us: f64) {
+        self.times.push(us);
+        self.slowest.push((us, cmd.to_owned()));
+        if self.slowest.len() > 64 {
+            self.slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+            self.slowest.truncate(3);
+        }
+    }
+
+    fn server_row(&mut self, exp: &str, a: &Analysis) {
+        match (exp, a.server.is_some()) {
+            ("server", true) => self.server.0 += 1,
+            ("server", false) => self.server.1 += 1,
+            (_, false) => self.server.2 += 1,
+            _ => self.server.3 += 1,
+        }
+    }
+
+    fn labelled_row(&mut self, src: &str, cmd: &str, exp: &str, a: &Analysis) {
+        let d = decision(a);
+        let t = self.per.entry(src.to_owned()).or_default();
+        for t in [t, &mut self.total] {
+            if exp == "block" {
+                t.block += 1;
+                t.guarded += usize::from(d != "none");
+                t.denied += usize::from(d == "deny");
+            } else {
+                t.allow += 1;
+                t.false_deny += usize::from(d == "deny");
+                t.ask += usize::from(d == "ask");
+            }
+        }
+        if exp == "block" && d == "none" {
+            let b = bucket(a);
+            *self.buckets.entry(b).or_default() += 1;
+            self.misses.push((src.to_owned(), cmd.to_owned(), b));
+        }
+        if exp == "allow" && d == "deny" {
+            self.false_denies
+                .push((src.to_owned(), cmd.to_owned(), why(a)));
+        }
+        if exp == "allow" && d == "ask" {
+            *self.ask_buckets.entry(ask_bucket(a)).or_default() += 1;
+            self.asks.push((src.to_owned(), cmd.to_owned(), why(a)));
+        }
+    }
+
+    fn print_table(&self, conflicted: usize) {
+        println!(
+            "{:<14} {:>6} {:>9} {:>9} {:>6} {:>10} {:>9}",
+            "source", "block", "guarded", "denied", "allow", "false_deny", "ask"
+        );
+        let total = "TOTAL".to_owned();
+        for (src, t) in self
+            .per
+            .iter()
+            .chain(std::iter::once((&total, &self.total)))
+        {
+            println!(
+                "{:<14} {:>6} {:>9} {:>9} {:>6} {:>10} {:>9}",
+                src,
+                t.block,
+                pct(t.guarded, t.block),
+                pct(t.denied, t.block),
+                t.allow,
+                pct(t.false_deny, t.allow),
+                pct(t.ask, t.allow)
+            );
+        }
+        println!("dropped {conflicted} commands labelled both block and allow");
+        let s = self.server;
+        if s.0 + s.1 + s.2 + s.3 > 0 {
+            println!(
+                "server detection: {}/{} servers found, {}/{} non-servers left alone",
+                s.0,
+                s.0 + s.1,
+                s.2,
+                s.2 + s.3
+            );
+        }
+    }
+
+    fn print_times(&mut self) {
+        self.times.sort_by(f64::total_cmp);
+        let times = &self.times;
+        if times.is_empty() {
+            return;
+        }
+        println!(
+            "analyze time per command: median {:.1} µs, p95 {:.1} µs, max {:.0} µs",
+            times[times.len() / 2],
+            times[times.len() * 95 / 100],
+            times[times.len() - 1]
+        );
+        self.slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (us, cmd) in self.slowest.iter().take(3) {
+            let short: String = cmd.chars().take(80).collect();
+            println!("  slowest: {us:.0} µs  {short:?}");
+        }
+    }
+
+    fn print_lists(&self, show: usize) {
+        println!(
+            "\n-- misses (block rows decided none): {}",
+            self.misses.len()
+        );
+        for (b, n) in &self.buckets {
+            println!("  {n:>5}  {b}");
+        }
+        for (s, c, b) in self.misses.iter().take(show) {
+            println!("  [{s}] ({b}) {c}");
+        }
+        println!(
+            "\n-- false denies (allow rows decided deny): {}",
+            self.false_denies.len()
+        );
+        for (s, c, w) in self.false_denies.iter().take(show) {
+            println!("  [{s}] {c}\n      {w}");
+        }
+        println!("\n-- asks on allow rows: {}", self.asks.len());
+        for (b, n) in &self.ask_buckets {
+            println!("  {n:>5}  {b}");
+        }
+        for (s, c, w) in self.asks.iter().take(show) {
+            println!("  [{s}] {c}\n      {w}");
+        }
+    }
+}
+
+/// Commands labelled both block and allow (by different peers): left out of the tally.
+fn conflicted(rows: &[serde_json::Value]) -> HashSet<String> {
+    let mut labels: HashMap<String, HashSet<String>> = HashMap::new();
+    for r in rows {
+        let (Some(c), Some(e)) = (r["command"].as_str(), r["expected"].as_str()) else {
+            continue;
+        };
+        if e == "block" || e == "allow" {
+            labels.entry(c.to_owned()).or_default().insert(e.to_owned());
+        }
+    }
+    labels
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
         eprintln!("usage: corpus PEERS.jsonl [--show N] [--source S]");
         std::process::exit(2);
     };
-    let show: usize = args
-        .iter()
-        .position(|a| a == "--show")
-        .and_then(|i| args.get(i + 1))
+    let show: usize = flag(&args, "--show")
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
-    let only: Option<&String> = args
-        .iter()
-        .position(|a| a == "--source")
-        .and_then(|i| args.get(i + 1));
+    let only = flag(&args, "--source");
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -143,31 +307,9 @@ fn main() {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let mut labels: HashMap<String, HashSet<String>> = HashMap::new();
-    for r in &rows {
-        let (Some(c), Some(e)) = (r["command"].as_str(), r["expected"].as_str()) else {
-            continue;
-        };
-        if e == "block" || e == "allow" {
-            labels.entry(c.to_owned()).or_default().insert(e.to_owned());
-        }
-    }
-    let conflicted: HashSet<&String> = labels
-        .iter()
-        .filter(|(_, v)| v.len() > 1)
-        .map(|(k, _)| k)
-        .collect();
+    let conflicted = conflicted(&rows);
     let ctx = Context::new("/home/user/project").with_home("/home/user");
-    let mut per: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut total = Tally::default();
-    let mut misses: Vec<(String, String, &str)> = Vec::new();
-    let mut buckets: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut false_denies: Vec<(String, String, String)> = Vec::new();
-    let mut asks: Vec<(String, String, String)> = Vec::new();
-    let mut server = (0usize, 0usize, 0usize, 0usize);
-    let mut times: Vec<f64> = Vec::new();
-    let mut slowest: Vec<(f64, String)> = Vec::new();
-    let mut ask_buckets: BTreeMap<String, usize> = BTreeMap::new();
+    let mut report = Report::default();
     let mut seen: HashSet<(String, String)> = HashSet::new();
     for r in &rows {
         let (Some(src), Some(cmd), Some(exp)) = (
@@ -182,121 +324,18 @@ fn main() {
         }
         let t0 = Instant::now();
         let a = analyze(cmd, &ctx);
-        let us = t0.elapsed().as_secs_f64() * 1e6;
-        times.push(us);
-        slowest.push((us, cmd.to_owned()));
-        if slowest.len() > 64 {
-            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-            slowest.truncate(3);
-        }
-        let d = decision(&a);
+        report.timed(cmd, t0.elapsed().as_secs_f64() * 1e6);
         match exp {
-            "server" | "not-server" => {
-                let hit = a.server.is_some();
-                match (exp, hit) {
-                    ("server", true) => server.0 += 1,
-                    ("server", false) => server.1 += 1,
-                    (_, false) => server.2 += 1,
-                    _ => server.3 += 1,
+            "server" | "not-server" => report.server_row(exp, &a),
+            "block" | "allow" => {
+                if !conflicted.contains(cmd) && seen.insert((src.to_owned(), cmd.to_owned())) {
+                    report.labelled_row(src, cmd, exp, &a);
                 }
-                continue;
             }
-            "block" | "allow" => {}
-            _ => continue,
-        }
-        if conflicted.contains(&cmd.to_owned()) || !seen.insert((src.to_owned(), cmd.to_owned())) {
-            continue;
-        }
-        let t = per.entry(src.to_owned()).or_default();
-        for t in [t, &mut total] {
-            if exp == "block" {
-                t.block += 1;
-                t.guarded += usize::from(d != "none");
-                t.denied += usize::from(d == "deny");
-            } else {
-                t.allow += 1;
-                t.false_deny += usize::from(d == "deny");
-                t.ask += usize::from(d == "ask");
-            }
-        }
-        if exp == "block" && d == "none" {
-            let b = bucket(&a);
-            *buckets.entry(b).or_default() += 1;
-            misses.push((src.to_owned(), cmd.to_owned(), b));
-        }
-        if exp == "allow" && d == "deny" {
-            false_denies.push((src.to_owned(), cmd.to_owned(), why(&a)));
-        }
-        if exp == "allow" && d == "ask" {
-            *ask_buckets.entry(ask_bucket(&a)).or_default() += 1;
-            asks.push((src.to_owned(), cmd.to_owned(), why(&a)));
+            _ => {}
         }
     }
-    println!(
-        "{:<14} {:>6} {:>9} {:>9} {:>6} {:>10} {:>9}",
-        "source", "block", "guarded", "denied", "allow", "false_deny", "ask"
-    );
-    for (src, t) in per
-        .iter()
-        .chain(std::iter::once((&"TOTAL".to_owned(), &total)))
-    {
-        println!(
-            "{:<14} {:>6} {:>9} {:>9} {:>6} {:>10} {:>9}",
-            src,
-            t.block,
-            pct(t.guarded, t.block),
-            pct(t.denied, t.block),
-            t.allow,
-            pct(t.false_deny, t.allow),
-            pct(t.ask, t.allow)
-        );
-    }
-    println!(
-        "dropped {} commands labelled both block and allow",
-        conflicted.len()
-    );
-    if server.0 + server.1 + server.2 + server.3 > 0 {
-        println!(
-            "server detection: {}/{} servers found, {}/{} non-servers left alone",
-            server.0,
-            server.0 + server.1,
-            server.2,
-            server.2 + server.3
-        );
-    }
-    times.sort_by(f64::total_cmp);
-    if !times.is_empty() {
-        println!(
-            "analyze time per command: median {:.1} µs, p95 {:.1} µs, max {:.0} µs",
-            times[times.len() / 2],
-            times[times.len() * 95 / 100],
-            times[times.len() - 1]
-        );
-        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (us, cmd) in slowest.iter().take(3) {
-            let short: String = cmd.chars().take(80).collect();
-            println!("  slowest: {us:.0} µs  {short:?}");
-        }
-    }
-    println!("\n-- misses (block rows decided none): {}", misses.len());
-    for (b, n) in &buckets {
-        println!("  {n:>5}  {b}");
-    }
-    for (s, c, b) in misses.iter().take(show) {
-        println!("  [{s}] ({b}) {c}");
-    }
-    println!(
-        "\n-- false denies (allow rows decided deny): {}",
-        false_denies.len()
-    );
-    for (s, c, w) in false_denies.iter().take(show) {
-        println!("  [{s}] {c}\n      {w}");
-    }
-    println!("\n-- asks on allow rows: {}", asks.len());
-    for (b, n) in &ask_buckets {
-        println!("  {n:>5}  {b}");
-    }
-    for (s, c, w) in asks.iter().take(show) {
-        println!("  [{s}] {c}\n      {w}");
-    }
+    report.print_table(conflicted.len());
+    report.print_times();
+    report.print_lists(show);
 }
