@@ -327,10 +327,10 @@ fn main() {
         report.timed(cmd, t0.elapsed().as_secs_f64() * 1e6);
         match exp {
             "server" | "not-server" => report.server_row(exp, &a),
-            "block" | "allow" => {
-                if !conflicted.contains(cmd) && seen.insert((src.to_owned(), cmd.to_owned())) {
-                    report.labelled_row(src, cmd, exp, &a);
-                }
+            "block" | "allow"
+                if !conflicted.contains(cmd) && seen.insert((src.to_owned(), cmd.to_owned())) =>
+            {
+                report.labelled_row(src, cmd, exp, &a);
             }
             _ => {}
         }
