@@ -314,9 +314,16 @@ impl Gate {
     /// Runs one call; cancelling `cancel` stops the tool and records `cancelled`.
     pub async fn execute_with_cancel(
         &self,
-        call: ToolCall,
+        mut call: ToolCall,
         cancel: CancellationToken,
     ) -> CallResult {
+        // A call by a tool's old name (`Task`) is a call of the tool (`Agent`) from here on:
+        // hooks, rules, the audit record and the result all name the tool that runs.
+        if let Some(current) = Some(toolgate_protocol::canonical_tool_name(&call.name))
+            .filter(|current| *current != call.name)
+        {
+            call.name = current.to_owned();
+        }
         let mut flight = Flight::new(self, &call);
         let (call_id, tool) = (call.id.clone(), call.name.clone());
         // A tool's own panic is caught around its run (`run_tool`); this catches one in any

@@ -450,8 +450,11 @@ impl View {
         }
     }
 
-    /// Looks a tool up by its exact (case-sensitive) name.
+    /// Looks a tool up by its exact (case-sensitive) name or an old alias of it
+    /// ([`toolgate_protocol::TOOL_ALIASES`]).
     pub fn lookup(&self, name: &str) -> Lookup<'_> {
+        // An old name (`Task`) finds the tool under its current one (`Agent`).
+        let name = toolgate_protocol::canonical_tool_name(name);
         if let Some(entry) = self.visible.iter().find(|e| e.spec.name == name) {
             if self.deferred.iter().any(|d| d == name) {
                 return Lookup::Deferred;

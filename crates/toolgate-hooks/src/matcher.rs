@@ -40,10 +40,19 @@ impl Matcher {
     /// every group, as in Claude Code.
     pub fn matches(&self, value: Option<&str>) -> bool {
         let Some(v) = value else { return true };
+        // A matcher written for a tool's old name (`Task`) still matches it under its
+        // current one (`Agent`), and the other way round.
+        let current = toolgate_protocol::canonical_tool_name(v);
+        let mut all: Vec<&str> = vec![v];
+        if current != v {
+            all.push(current);
+        }
+        all.extend(toolgate_protocol::tool_name_aliases(current));
+        let mut names = all.into_iter();
         match self {
             Matcher::All => true,
-            Matcher::Exact(names) => names.iter().any(|n| n == v),
-            Matcher::Regex(re) => re.is_match(v),
+            Matcher::Exact(wanted) => names.any(|v| wanted.iter().any(|n| n == v)),
+            Matcher::Regex(re) => names.any(|v| re.is_match(v)),
         }
     }
 }
@@ -90,6 +99,11 @@ mod tests {
             ("mcp__memory__.*", "mcp__memory__create", true),
             ("^Read$", "Read", true),
             ("^Read$", "ReadX", false),
+            // Claude Code renamed Task to Agent: old matchers keep matching, both ways.
+            ("Task", "Agent", true),
+            ("^Task$", "Agent", true),
+            ("Agent", "Task", true),
+            ("Task", "Bash", false),
         ];
         for (m, v, want) in cases {
             assert_eq!(

@@ -48,6 +48,18 @@ pub struct PolicyRequest<'a> {
     pub roots: &'a [&'a Path],
 }
 
+impl<'a> PolicyRequest<'a> {
+    /// The same request under the tool's current name (`Task` → `Agent`): rules are
+    /// compiled under current names, so an embedder or a hook passing an old one is judged
+    /// by the same rules.
+    pub fn canonical(&self) -> PolicyRequest<'a> {
+        PolicyRequest {
+            tool: toolgate_protocol::canonical_tool_name(self.tool),
+            ..*self
+        }
+    }
+}
+
 /// What a sandbox room must do with one path: [`Engine::room_path_limit`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoomPathLimit {
@@ -303,6 +315,7 @@ impl Engine {
     /// The bare-name deny rule that removes `tool` from the model's tool list (`Bash`,
     /// `Bash(*)`, `mcp__*`, `*`), or the profile that leaves it out: `(rule, source)`.
     pub fn removes_tool(&self, tool: &str) -> Option<(String, String)> {
+        let tool = toolgate_protocol::canonical_tool_name(tool);
         if let Some(p) = &self.profile
             && !p.allows_tool(tool)
         {
@@ -322,6 +335,7 @@ impl Engine {
 
     /// Decides one call.
     pub fn decide(&self, req: &PolicyRequest<'_>) -> Decided {
+        let req = &req.canonical();
         let mut view = View::build(req, self.home.as_deref());
         self.rules.expand_beneath(&mut view);
         let mut trace = Trace::new(req.tool, req.mode);
@@ -422,6 +436,7 @@ impl Engine {
     /// subcommand not yet allowed, never a wildcard, never an interpreter; `Err` says why
     /// nothing can be saved (the call can still be allowed once).
     pub fn suggest(&self, req: &PolicyRequest<'_>) -> Result<Vec<String>, String> {
+        let req = &req.canonical();
         let view = View::build(req, self.home.as_deref());
         let session = self.session_rules();
         let cover = allow_cover(&[&self.rules, &session], req.tool, req.input, &view, false);
@@ -433,6 +448,7 @@ impl Engine {
     /// a wrapper (`sudo`, `xargs`, …) or a leading `NAME=value`, or the call is opaque. The
     /// one Bash matcher behind `sandbox.excludedCommands` (see [`crate::CommandPatterns`]).
     pub fn covering_allow_rules(&self, req: &PolicyRequest<'_>) -> Option<Vec<String>> {
+        let req = &req.canonical();
         let facts = req.facts;
         if facts.opaque
             || facts.commands.is_empty()
@@ -458,6 +474,7 @@ impl Engine {
     /// (a skill's `allowed-tools`), which can then only narrow what the real decision
     /// allows.
     pub fn allow_rules_cover(&self, req: &PolicyRequest<'_>) -> Result<Vec<String>, Uncovered> {
+        let req = &req.canonical();
         let mut view = View::build(req, self.home.as_deref());
         self.rules.expand_beneath(&mut view);
         let cover = allow_cover(&[&self.rules], req.tool, req.input, &view, false);

@@ -52,5 +52,8 @@ pub use facts::{Access, Beneath, CallFacts, CommandFact, Finding, PathFact, Risk
 pub use mode::{PermissionMode, UnknownMode};
 pub use output::{Content, ToolOutput};
 pub use result::CallResult;
-pub use spec::{Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolSpec};
+pub use spec::{
+    Concurrency, Subject, TOOL_ALIASES, TimeoutSpec, ToolAnnotations, ToolSpec,
+    canonical_tool_name, tool_name_aliases,
+};
 pub use verdict::{Decision, Layer, Stage, Verdict};

@@ -108,3 +108,38 @@ impl Subject {
             .and_then(Value::as_str)
     }
 }
+
+/// Tool names Claude Code has renamed, `(old, current)`: settings, hook matchers and
+/// models trained on the old name keep working, and every layer sees the current one.
+pub const TOOL_ALIASES: &[(&str, &str)] = &[("Task", "Agent")];
+
+/// The current name of a tool called `name` (itself unless it is an old alias).
+pub fn canonical_tool_name(name: &str) -> &str {
+    TOOL_ALIASES
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map_or(name, |(_, current)| current)
+}
+
+/// The old names of the tool currently called `name`.
+pub fn tool_name_aliases(name: &str) -> Vec<&'static str> {
+    TOOL_ALIASES
+        .iter()
+        .filter(|(_, current)| *current == name)
+        .map(|(old, _)| *old)
+        .collect()
+}
+
+#[cfg(test)]
+mod alias_tests {
+    use super::*;
+
+    #[test]
+    fn task_is_agent() {
+        assert_eq!(canonical_tool_name("Task"), "Agent");
+        assert_eq!(canonical_tool_name("Agent"), "Agent");
+        assert_eq!(canonical_tool_name("task"), "task");
+        assert_eq!(tool_name_aliases("Agent"), ["Task"]);
+        assert!(tool_name_aliases("Bash").is_empty());
+    }
+}

@@ -62,6 +62,16 @@ pub struct AgentInput {
     /// Run as a background task.
     #[serde(default)]
     pub run_in_background: bool,
+    /// The model the caller would like (`sonnet`, `opus`, …): a hint to an MCP client's
+    /// sampling; an endpoint from `toolgate.agent` runs its configured model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// A name for the sub-agent, shown in its background task's label.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Claude Code's `isolation` (`worktree`, `remote`): refused with what to do instead.
+    #[serde(default)]
+    pub isolation: Option<String>,
 }
 
 /// The Agent tool.
@@ -99,7 +109,10 @@ impl AgentTool {
                 "description": {"type": "string", "minLength": 1, "description": "A short (3-5 word) description of the task"},
                 "prompt": {"type": "string", "minLength": 1, "description": "The task for the agent to perform"},
                 "subagent_type": {"type": "string", "description": "The type of specialized agent to use (default general-purpose)"},
-                "run_in_background": {"type": "boolean", "description": "Run the agent in the background"}
+                "run_in_background": {"type": "boolean", "description": "Run the agent in the background"},
+                "model": {"type": "string", "minLength": 1, "description": "The model you would like the agent to use (a preference; the configured model may be used instead)"},
+                "name": {"type": "string", "minLength": 1, "description": "A name for the agent, shown in its background task"},
+                "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "Not supported here: call EnterWorktree first to have the agent work in a worktree"}
             },
             "required": ["description", "prompt"],
             "additionalProperties": false
@@ -152,11 +165,23 @@ impl AgentTool {
         }
     }
 
-    fn backend(&self, ctx: &ToolContext) -> Backend {
+    fn backend(&self, ctx: &ToolContext, model: Option<&str>) -> Backend {
         match &self.client {
             Some(c) => Backend::Endpoint(Arc::clone(c)),
-            None => Backend::Sampling(ctx.gate.clone()),
+            None => Backend::Sampling {
+                gate: ctx.gate.clone(),
+                hint: model.map(str::to_owned),
+            },
         }
+    }
+
+    /// The model that answers: the endpoint's configured one, else whatever the MCP client
+    /// picks (`None`).
+    fn configured_model(&self) -> Option<&str> {
+        self.client
+            .as_ref()
+            .and(self.config.agent_model.as_ref())
+            .and_then(|c| c.model.as_deref())
     }
 }
 
@@ -178,6 +203,13 @@ impl TypedTool for AgentTool {
             return Err(ToolError::InvalidRequest(
                 toolgate_core::ChildError::TooDeep(depth).to_string(),
             ));
+        }
+        if let Some(isolation) = &input.isolation {
+            // A worktree sub-agent is EnterWorktree then Agent (the sub-agent works in the
+            // session's cwd); running elsewhere is not something a local gate can offer.
+            return Err(ToolError::InvalidRequest(format!(
+                "isolation `{isolation}` is not supported here; to have the sub-agent work in a separate worktree, call EnterWorktree first (the sub-agent starts in the session's working directory), then Agent without `isolation`"
+            )));
         }
         self.definition(type_of(input)).map(|_| ())
     }
@@ -206,7 +238,7 @@ impl TypedTool for AgentTool {
             .map_err(|e| ToolError::InvalidRequest(e.to_string()))?;
         ActiveSkill::inherit(&ctx.session, child.session());
         let run = Run {
-            backend: self.backend(&ctx),
+            backend: self.backend(&ctx, input.model.as_deref()),
             child,
             system: format!(
                 "{}\n\nWorking directory: {}",
@@ -217,7 +249,10 @@ impl TypedTool for AgentTool {
             cancel: ends,
         };
         if input.run_in_background {
-            let label = format!("agent {}: {}", def.name, input.description);
+            let label = match &input.name {
+                Some(name) => format!("agent {} ({name}): {}", def.name, input.description),
+                None => format!("agent {}: {}", def.name, input.description),
+            };
             let info = start_work(
                 &ctx.session,
                 &ShellConfig::default(),
@@ -257,6 +292,9 @@ impl TypedTool for AgentTool {
         let done = run.go(None).await?;
         Ok(ToolOutput::text(done.text.clone()).with_structured(json!({
             "agent": def.name,
+            "name": input.name,
+            "model_requested": input.model,
+            "model": self.configured_model(),
             "session_id": done.session_id,
             "turns": done.turns,
             "tool_calls": done.calls,

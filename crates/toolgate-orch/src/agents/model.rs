@@ -65,7 +65,13 @@ pub(crate) enum Backend {
     /// `toolgate.agent`: an Anthropic Messages or OpenAI-compatible endpoint.
     Endpoint(Arc<ModelClient>),
     /// The MCP client's sampling, through the front door.
-    Sampling(GateHandle),
+    Sampling {
+        /// The gate whose front door asks the client.
+        gate: GateHandle,
+        /// The model the caller asked for (Agent's `model`), passed as the request's
+        /// `modelPreferences` hint: the client chooses, as MCP sampling intends.
+        hint: Option<String>,
+    },
 }
 
 /// The tools the model is shown: the child gate's view.
@@ -77,7 +83,7 @@ impl Backend {
         match self {
             Backend::Endpoint(c) if c.kind() == ClassifierKind::Openai => "chat completions",
             Backend::Endpoint(_) => "Anthropic Messages",
-            Backend::Sampling(_) => "MCP sampling",
+            Backend::Sampling { .. } => "MCP sampling",
         }
     }
 
@@ -106,8 +112,11 @@ impl Backend {
                     why,
                 })
             }
-            Backend::Sampling(gate) => {
-                let params = sampling_params(system, transcript, tools, max_tokens);
+            Backend::Sampling { gate, hint } => {
+                let mut params = sampling_params(system, transcript, tools, max_tokens);
+                if let Some(name) = hint {
+                    params["modelPreferences"] = json!({"hints": [{"name": name}]});
+                }
                 let v = gate.sample(&params).await.map_err(|e| match e {
                     SampleError::Unsupported => {
                         TurnError::NoModel("the MCP client offers no sampling".into())

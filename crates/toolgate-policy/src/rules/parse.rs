@@ -257,6 +257,8 @@ pub(crate) fn parse_rule(
     if tool.is_empty() {
         return Err("no tool name before `(`".into());
     }
+    // `Task(…)` in an older settings file is a rule about `Agent`.
+    let tool = toolgate_protocol::canonical_tool_name(tool);
     if let Some(bad) = tool
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '.')))

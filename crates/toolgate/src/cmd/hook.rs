@@ -240,6 +240,7 @@ pub fn decide(input: &Value, args: &HookArgs) -> Result<Answer, String> {
         .get("tool_name")
         .and_then(Value::as_str)
         .ok_or("toolgate hook input has no `tool_name`")?;
+    let tool = toolgate_protocol::canonical_tool_name(tool);
     let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
     let place = Place::of(input);
     // Claude Code's current mode; a name toolgate does not know is judged as `default`.

@@ -522,3 +522,60 @@ fn agent_definitions_narrow_and_project_ones_wait_for_trust() {
     assert_eq!(code(&p).as_deref(), Some("denied"), "{p}");
     assert!(text(&p).contains("toolgate trust"), "{p}");
 }
+
+#[test]
+fn task_is_the_old_name_of_agent_for_calls_rules_and_hooks() {
+    let (ws, home) = dirs();
+    let server = ModelServer::start(Arc::new(|_, _| messages(json!([block("FINAL: done")]))));
+    let settings = agent_settings("anthropic", &server.url);
+    // An old settings file allows `Task`: the rule is about Agent, called by either name.
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Task", "--settings", &settings],
+    );
+    for (id, name) in [("old", "Task"), ("new", "Agent")] {
+        let r = exec.call(
+            id,
+            name,
+            json!({"description": "x", "prompt": "x", "name": "helper", "model": "haiku"}),
+        );
+        assert_eq!(code(&r), None, "{name}: {r}");
+        assert!(text(&r).contains("FINAL: done"), "{name}: {r}");
+    }
+    let records = exec.records();
+    let old = records.iter().find(|r| r["call_id"] == "old").unwrap();
+    assert_eq!(old["tool"], "Agent", "{old}");
+    // A deny rule under the old name refuses the tool under the new one.
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &[
+            "--allow",
+            "Agent",
+            "--deny",
+            "Task",
+            "--settings",
+            &settings,
+        ],
+    );
+    let r = exec.call(
+        "denied",
+        "Agent",
+        json!({"description": "x", "prompt": "x"}),
+    );
+    assert_eq!(code(&r).as_deref(), Some("denied"), "{r}");
+    // Claude Code's `isolation` is refused with what to do instead, not a schema error.
+    let mut exec = Exec::start(
+        ws.path(),
+        home.path(),
+        &["--allow", "Agent", "--settings", &settings],
+    );
+    let r = exec.call(
+        "iso",
+        "Agent",
+        json!({"description": "x", "prompt": "x", "isolation": "worktree"}),
+    );
+    assert_eq!(code(&r).as_deref(), Some("invalid_request"), "{r}");
+    assert!(text(&r).contains("EnterWorktree"), "{r}");
+}
