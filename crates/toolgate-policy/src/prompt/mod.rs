@@ -107,6 +107,9 @@ pub struct Offer {
     /// Whether they are written to `.toolgate/settings.local.json` (false: this session
     /// only, as for file edits).
     pub persist: bool,
+    /// Whether the workspace is not trusted, so that a saved rule applies in this session
+    /// but in later ones only after `toolgate trust`.
+    pub waits_for_trust: bool,
 }
 
 impl Offer {
@@ -116,6 +119,20 @@ impl Offer {
         Offer {
             rules: engine.suggest(req),
             persist,
+            waits_for_trust: persist && engine.approvals_wait_for_trust(),
+        }
+    }
+
+    /// Where "allow always" puts the rules, in words for a prompt: the file, and whether
+    /// they wait for trust.
+    pub fn where_saved(&self) -> &'static str {
+        match (self.persist, self.waits_for_trust) {
+            (false, _) => "for this session",
+            (true, false) => "saved to .toolgate/settings.local.json",
+            (true, true) => {
+                "saved to .toolgate/settings.local.json; this workspace is not trusted, so \
+                 later sessions apply it only after `toolgate trust`"
+            }
         }
     }
 }
@@ -129,11 +146,7 @@ pub fn resolve(engine: &Arc<Engine>, offer: &Offer, answer: Answer, verdict: &Ve
         Answer::AllowAlways => match &offer.rules {
             Ok(rules) => match engine.remember(rules, offer.persist) {
                 Ok(()) => {
-                    let where_ = if offer.persist {
-                        "saved to .toolgate/settings.local.json"
-                    } else {
-                        "for this session"
-                    };
+                    let where_ = offer.where_saved();
                     let mut v = Verdict::new(
                         Decision::Allow,
                         Layer::User,

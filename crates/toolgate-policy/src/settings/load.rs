@@ -31,6 +31,8 @@ pub struct CliSettings {
     pub deny: Vec<String>,
     /// `--add-dir DIR`.
     pub add_dirs: Vec<PathBuf>,
+    /// `--no-sandbox`: `sandbox.enabled: false` from the command line.
+    pub no_sandbox: bool,
 }
 
 /// Settings a URL served: a command-line source like a `--settings` file, labelled with

@@ -308,11 +308,13 @@ impl Settings {
             .catastrophic_ask(self.catastrophic_ask.map(|i| self.label(i).to_owned()))
             .profile(profile.cloned())
             .approvals_file(Some(self.project.join(".toolgate/settings.local.json")))
+            .approvals_wait_for_trust(!self.trusted)
             .trust_store(
                 self.config_dir.as_deref().map(TrustStore::new),
                 self.project.clone(),
             )
-            .warnings(self.warnings.iter().cloned());
+            .warnings(self.warnings.iter().cloned())
+            .strict_source(merge::FLAGS_LABEL);
         if let Some(h) = &self.home {
             b = b.home(h.clone());
         }
