@@ -159,6 +159,10 @@ pub struct SettingsChoice {
     pub allow_root: bool,
     /// Run commands without the sandbox (`sandbox.enabled: false` on the command line).
     pub no_sandbox: bool,
+    /// The calls judged are run by someone else (Claude Code, for `toolgate hook`), so
+    /// toolgate's own sandbox default does not contain them: they count as sandboxed only
+    /// when the settings enable the sandbox explicitly.
+    pub commands_elsewhere: bool,
 }
 
 /// How the session's tool list is trimmed beyond what policy removes.
@@ -330,12 +334,21 @@ impl Setup {
 }
 
 /// Loads settings for `opts`, selects `choice.profile` and the mode, and compiles the engine.
-/// The root guard counts the session as sandboxed when the settings enable the sandbox.
+/// The root guard (and the rule that no mode approves `dangerouslyDisableSandbox`) counts
+/// the session as sandboxed when the sandbox is on ([`sandbox_state`]); for commands run
+/// elsewhere ([`SettingsChoice::commands_elsewhere`]) only when the settings enable it.
 pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, SetupError> {
-    compile(
-        settings::load(opts)?,
+    let settings = settings::load(opts)?;
+    let sandboxed = if choice.commands_elsewhere {
+        sandbox::enabled(&settings)
+    } else {
+        sandbox::state(&settings).on
+    };
+    compile_sandboxed(
+        settings,
         choice.profile.as_deref(),
         choice.allow_root,
+        sandboxed,
     )
 }
 
@@ -347,6 +360,16 @@ pub fn compile(
     profile: Option<&str>,
     allow_root: bool,
 ) -> Result<Loaded, SetupError> {
+    let sandboxed = sandbox::state(&settings).on;
+    compile_sandboxed(settings, profile, allow_root, sandboxed)
+}
+
+fn compile_sandboxed(
+    settings: Settings,
+    profile: Option<&str>,
+    allow_root: bool,
+    sandboxed: bool,
+) -> Result<Loaded, SetupError> {
     let profile = match profile {
         Some(name) => Some(settings.profile(name)?),
         None => None,
@@ -356,7 +379,7 @@ pub fn compile(
         .engine_builder(profile.as_ref())
         .root(
             toolgate_policy::modes::running_as_root(),
-            sandbox::enabled(&settings),
+            sandboxed,
             allow_root,
         )
         .build()?;

@@ -134,6 +134,8 @@ pub(crate) fn stage(
         home: settings.home.clone(),
     };
     let mut policy = SandboxPolicy::from_settings(&settings.sandbox, &ctx)?;
+    // On by default: the settings need not say so (see `state`).
+    policy.enabled = true;
     let rules = |kind: RuleKind| -> Vec<String> {
         settings
             .rules

@@ -58,6 +58,7 @@ impl PolicyArgs {
             profile: self.profile.clone(),
             allow_root: self.allow_root,
             no_sandbox: self.no_sandbox,
+            commands_elsewhere: false,
         }
     }
 }
