@@ -517,7 +517,7 @@ fn schema(offer: &Offer) -> serde_json::Map<String, Value> {
         let where_ = offer.where_saved();
         choices.push(json!({
             "const": "allow_always",
-            "title": format!("Allow always ({}, {where_})", rules.join(", ")),
+            "title": format!("Allow always ({}, saved {where_})", rules.join(", ")),
         }));
     }
     choices.push(json!({"const": "deny", "title": "Deny"}));

@@ -647,10 +647,10 @@ fn allow_always_says_where_the_rule_goes_and_that_it_waits_for_trust() {
     )
     .unwrap();
     assert_eq!(request["waits_for_trust"], true, "{request}");
-    let saved_to = request["saved_to"].as_str().unwrap();
+    let saves = request["saves"].as_str().unwrap();
     assert!(
-        saved_to.contains(".toolgate/settings.local.json") && saved_to.contains("toolgate trust"),
-        "{saved_to}"
+        saves.contains(".toolgate/settings.local.json") && saves.contains("toolgate trust"),
+        "{saves}"
     );
     let rules = std::fs::read_to_string(ws.join(".toolgate/settings.local.json")).unwrap();
     assert!(rules.contains("Bash(touch made)"), "{rules}");

@@ -79,7 +79,10 @@ impl Drop for Exec {
 
 fn start(ws: &Path, extra: &[&str], setup: impl FnOnce(&mut Command)) -> Exec {
     let mut cmd = bin();
-    cmd.args(["exec", "--no-audit", "--workspace"])
+    // Outside the sandbox (on by default): the room's own pid namespace and descriptor
+    // closing would hide toolgate's process and descriptors from the attack, and what is
+    // tested here is that toolgate keeps them from an unsandboxed child too.
+    cmd.args(["exec", "--no-audit", "--no-sandbox", "--workspace"])
         .arg(ws)
         .args([
             "--allow",

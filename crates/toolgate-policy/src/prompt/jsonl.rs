@@ -295,7 +295,7 @@ impl PolicyPrompter for JsonLinesPrompter {
             "suggestions": offer.rules.as_ref().ok(),
             "persist": offer.persist,
             "waits_for_trust": offer.waits_for_trust,
-            "saved_to": offer.where_saved(),
+            "saves": offer.where_saved(),
             "suggestions_unavailable": offer.rules.as_ref().err(),
         });
         let answer = match self.round_trip(msg).await {

@@ -123,15 +123,15 @@ impl Offer {
         }
     }
 
-    /// Where "allow always" puts the rules, in words for a prompt: the file, and whether
-    /// they wait for trust.
+    /// Where "allow always" puts the rules, in words for a prompt ("saves RULES …"): the
+    /// file, and whether they wait for trust.
     pub fn where_saved(&self) -> &'static str {
         match (self.persist, self.waits_for_trust) {
             (false, _) => "for this session",
-            (true, false) => "saved to .toolgate/settings.local.json",
+            (true, false) => "to .toolgate/settings.local.json",
             (true, true) => {
-                "saved to .toolgate/settings.local.json; this workspace is not trusted, so \
-                 later sessions apply it only after `toolgate trust`"
+                "to .toolgate/settings.local.json; this workspace is not trusted, so later \
+                 sessions apply it only after `toolgate trust`"
             }
         }
     }
@@ -150,7 +150,7 @@ pub fn resolve(engine: &Arc<Engine>, offer: &Offer, answer: Answer, verdict: &Ve
                     let mut v = Verdict::new(
                         Decision::Allow,
                         Layer::User,
-                        format!("approved by the user; {} {where_}", rules.join(", ")),
+                        format!("approved by the user; {} saved {where_}", rules.join(", ")),
                     );
                     v.rule = rules.first().cloned();
                     v.source = Some("user approval".into());

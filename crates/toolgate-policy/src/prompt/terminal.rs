@@ -68,7 +68,7 @@ impl TerminalPrompter {
         t.push_str("]\n  [y] allow once\n");
         match &offer.rules {
             Ok(rules) => t.push_str(&format!(
-                "  [a] allow always: {} {}\n",
+                "  [a] allow always: saves {} {}\n",
                 rules.join(", "),
                 offer.where_saved()
             )),
