@@ -699,11 +699,13 @@ mod tests {
             rules: Ok(vec!["Bash(make)".into()]),
             persist: true,
             waits_for_trust: false,
+            file: None,
         };
         let without = Offer {
             rules: Err("no exact rule".into()),
             persist: true,
             waits_for_trust: false,
+            file: None,
         };
         for (offer, n) in [(&with, 3), (&without, 2)] {
             let s = schema(offer);

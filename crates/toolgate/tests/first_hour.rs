@@ -610,70 +610,126 @@ for line in sys.stdin:
     )
 }
 
+fn first_request(log: &Path) -> Value {
+    let text = std::fs::read_to_string(log).unwrap();
+    std::fs::remove_file(log).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
 #[test]
-fn allow_always_says_where_the_rule_goes_and_that_it_waits_for_trust() {
+fn allow_always_in_an_untrusted_workspace_saves_to_the_users_settings_for_it() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
     let ws = home.join("ws");
-    std::fs::create_dir(&ws).unwrap();
+    // A project with settings of its own, so that trust has something to bind to.
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap();
+    std::fs::write(
+        ws.join(".toolgate/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(rm -rf *)"]}}"#,
+    )
+    .unwrap();
     let w = ws.to_str().unwrap();
     let log = home.join("requests.jsonl");
     let ui = always_ui(&log);
-    let call = |command: &str| {
-        tg(
-            home,
-            &[
-                "call",
-                "-w",
-                w,
-                "--no-sandbox",
-                "--prompt-command",
-                &ui,
-                "Bash",
-                &json!({"command": command}).to_string(),
-            ],
-            b"",
-        )
+    let call = |command: &str, ui: Option<&str>| {
+        let input = json!({"command": command}).to_string();
+        let mut args = vec!["call", "-w", w, "--no-sandbox"];
+        if let Some(ui) = ui {
+            args.extend(["--prompt-command", ui]);
+        }
+        args.extend(["Bash", &input]);
+        let out = tg(home, &args, b"");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, stderr(&out))
     };
-    let out = call("touch made");
+    let (v, err) = call("touch made", Some(&ui));
+    assert_eq!(v["is_error"], false, "{v} {err}");
+    let request = first_request(&log);
+    assert_eq!(request["waits_for_trust"], false, "{request}");
+    let saves = request["saves"].as_str().unwrap();
+    let user_file = home.join(".config/toolgate/projects");
+    assert!(
+        saves.contains("your own settings for this project")
+            && saves.contains(&user_file.display().to_string())
+            && saves.contains("no trust"),
+        "{saves}"
+    );
+    // Not in the project (where it would wait for trust), but in the user's file for it.
+    assert!(!ws.join(".toolgate/settings.local.json").exists());
+    let saved: Vec<_> = std::fs::read_dir(&user_file).unwrap().collect();
+    assert_eq!(saved.len(), 1);
+    let file = saved[0].as_ref().unwrap().path();
+    let rules = std::fs::read_to_string(&file).unwrap();
+    assert!(rules.contains("Bash(touch made)"), "{rules}");
+    // The next session applies it without asking anyone, and without trust.
+    let (v, err) = call("touch made", None);
+    assert_eq!(v["is_error"], false, "{v} {err}");
+    assert_eq!(v["toolgate"]["layer"], "rule", "{v}");
+    let config = stdout(&tg(home, &["config", "-w", w], b""));
+    assert!(config.contains(&file.display().to_string()), "{config}");
+    // It belongs to this project only.
+    let other = home.join("other");
+    std::fs::create_dir(&other).unwrap();
+    let out = tg(
+        home,
+        &[
+            "call",
+            "-w",
+            other.to_str().unwrap(),
+            "--no-sandbox",
+            "Bash",
+            r#"{"command": "touch made"}"#,
+        ],
+        b"",
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["is_error"], true, "{v}");
+    // Once the workspace is trusted, rules go to the project's local file, as before, and
+    // the workspace stays trusted across the save.
+    assert!(tg(home, &["trust", w], b"").status.success());
+    let (v, err) = call("touch other", Some(&ui));
+    assert_eq!(v["is_error"], false, "{v} {err}");
+    let request = first_request(&log);
+    assert_eq!(
+        request["saves"], "to .toolgate/settings.local.json",
+        "{request}"
+    );
+    assert!(
+        std::fs::read_to_string(ws.join(".toolgate/settings.local.json"))
+            .unwrap()
+            .contains("Bash(touch other)")
+    );
+    assert_eq!(
+        tg(home, &["trust", "--status", w], b"").status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn allow_always_without_a_user_config_says_the_rule_waits_for_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let log = ws.join("requests.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["call", "--no-sandbox", "--prompt-command", &always_ui(&log)])
+        .args(["Bash", r#"{"command": "touch made"}"#])
+        .current_dir(ws)
+        .env_remove("HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["is_error"], false, "{v} {}", stderr(&out));
-    let request: Value = serde_json::from_str(
-        std::fs::read_to_string(&log)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let request = first_request(&log);
     assert_eq!(request["waits_for_trust"], true, "{request}");
     let saves = request["saves"].as_str().unwrap();
     assert!(
         saves.contains(".toolgate/settings.local.json") && saves.contains("toolgate trust"),
         "{saves}"
     );
-    let rules = std::fs::read_to_string(ws.join(".toolgate/settings.local.json")).unwrap();
-    assert!(rules.contains("Bash(touch made)"), "{rules}");
+    assert!(ws.join(".toolgate/settings.local.json").is_file());
     // What the model is told names the wait too.
     let audit = std::fs::read_to_string(ws.join(".toolgate/audit.jsonl")).unwrap();
     assert!(audit.contains("toolgate trust"), "{audit}");
-    // Once the workspace is trusted, the prompt no longer says it waits.
-    assert!(tg(home, &["trust", w], b"").status.success());
-    std::fs::remove_file(&log).unwrap();
-    let out = call("touch other");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let request: Value = serde_json::from_str(
-        std::fs::read_to_string(&log)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(request["waits_for_trust"], false, "{request}");
-    // The trusted workspace stays trusted across the save.
-    assert_eq!(
-        tg(home, &["trust", "--status", w], b"").status.code(),
-        Some(0)
-    );
 }

@@ -11,6 +11,7 @@ mod jsonl;
 pub mod questions;
 mod terminal;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -110,6 +111,8 @@ pub struct Offer {
     /// Whether the workspace is not trusted, so that a saved rule applies in this session
     /// but in later ones only after `toolgate trust`.
     pub waits_for_trust: bool,
+    /// The file the rules are saved to (`None`: nowhere, this session only).
+    pub file: Option<PathBuf>,
 }
 
 impl Offer {
@@ -120,22 +123,36 @@ impl Offer {
             rules: engine.suggest(req),
             persist,
             waits_for_trust: persist && engine.approvals_wait_for_trust(),
+            file: engine.approvals_file().map(Path::to_path_buf),
         }
     }
 
     /// Where "allow always" puts the rules, in words for a prompt ("saves RULES …"): the
     /// file, and whether they wait for trust.
-    pub fn where_saved(&self) -> &'static str {
-        match (self.persist, self.waits_for_trust) {
-            (false, _) => "for this session",
-            (true, false) => "to .toolgate/settings.local.json",
-            (true, true) => {
-                "to .toolgate/settings.local.json; this workspace is not trusted, so later \
-                 sessions apply it only after `toolgate trust`"
-            }
+    pub fn where_saved(&self) -> String {
+        let file = match (&self.file, self.persist) {
+            (Some(file), true) => file,
+            _ => return "for this session".into(),
+        };
+        if self.waits_for_trust {
+            format!(
+                "to {}; this workspace is not trusted, so later sessions apply it only after \
+                 `toolgate trust`",
+                file.display()
+            )
+        } else if file.ends_with(PROJECT_APPROVALS) {
+            format!("to {PROJECT_APPROVALS}")
+        } else {
+            format!(
+                "to your own settings for this project ({}), which need no trust",
+                file.display()
+            )
         }
     }
 }
+
+/// The project file "allow always" writes in a trusted project.
+const PROJECT_APPROVALS: &str = ".toolgate/settings.local.json";
 
 /// Turns an answer into a verdict, saving rules for "allow always".
 pub fn resolve(engine: &Arc<Engine>, offer: &Offer, answer: Answer, verdict: &Verdict) -> Verdict {
