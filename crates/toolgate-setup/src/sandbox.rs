@@ -17,8 +17,9 @@ use toolgate_sandbox::{
 
 use crate::SetupError;
 
-/// Whether the settings turn the sandbox on explicitly (`sandbox.enabled: true`): what the
-/// root guard counts as sandboxed, with or without a probe.
+/// Whether the settings turn the sandbox on explicitly (`sandbox.enabled: true`): what
+/// counts as sandboxed for calls toolgate only judges (the hook's, which Claude Code runs
+/// outside toolgate's room), without probing the kernel.
 pub(crate) fn enabled(settings: &Settings) -> bool {
     explicit(settings) == Some(true)
 }

@@ -558,6 +558,18 @@ fn hook_install_goes_to_the_git_top_level_unless_here() {
     );
     assert!(wt.join(".claude/settings.json").is_file());
     assert!(!wt.join("a/.claude").exists());
+    // A home directory kept in git is not the project: its .claude/settings.json is the
+    // user's own file.
+    std::fs::create_dir(home.join(".git")).unwrap();
+    let project = home.join("app");
+    std::fs::create_dir(&project).unwrap();
+    assert!(
+        tg_in(home, &project, &["hook", "install"], b"")
+            .status
+            .success()
+    );
+    assert!(project.join(".claude/settings.json").is_file());
+    assert!(!home.join(".claude").exists());
 }
 
 #[test]

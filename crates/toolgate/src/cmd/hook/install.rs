@@ -187,11 +187,19 @@ fn settings_path(args: &InstallArgs) -> Result<PathBuf, InstallError> {
 
 /// The top level of the git repository around `dir`: the nearest ancestor holding a `.git`
 /// directory or file (a worktree or submodule). Claude Code reads a project's settings at
-/// the repository root, so a hook installed in a subdirectory would never run.
+/// the repository root, so a hook installed in a subdirectory would never run. A home
+/// directory kept in git (dotfiles) is not a project: there, as in Claude Code, the
+/// current directory is (and `~/.claude/settings.json` is the user's file, `--user`).
 fn git_top_level(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .find(|d| fs::symlink_metadata(d.join(".git")).is_ok())
-        .map(Path::to_path_buf)
+    let top = dir
+        .ancestors()
+        .find(|d| fs::symlink_metadata(d.join(".git")).is_ok())?;
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    let is_home = home.is_some_and(|h| {
+        let h = PathBuf::from(h);
+        top == h || fs::canonicalize(&h).is_ok_and(|h| top == h)
+    });
+    (!is_home).then(|| top.to_path_buf())
 }
 
 /// The project of a project settings file (`<project>/.claude/settings.json`).
