@@ -220,6 +220,40 @@ fn bash_runs_in_the_sandbox_by_default_where_the_kernel_supports_it() {
 }
 
 #[test]
+fn an_untrusted_project_cannot_turn_the_default_sandbox_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let ws = home.join("ws");
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap();
+    std::fs::write(
+        ws.join(".toolgate/settings.json"),
+        r#"{"sandbox": {"enabled": false}}"#,
+    )
+    .unwrap();
+    let w = ws.to_str().unwrap();
+    let tier = machine_tier(home);
+    let ours = std::fs::read_link("/proc/self/ns/pid").unwrap();
+    let config = stdout(&tg(home, &["config", "-w", w], b""));
+    if tier == "none" {
+        assert!(config.contains("sandbox  off"), "{config}");
+    } else {
+        assert!(config.contains("sandbox  on"), "{config}");
+        assert!(config.contains("waits for `toolgate trust`"), "{config}");
+    }
+    let before = bash_pid_ns(home, &ws, &[], &[]);
+    assert!(tg(home, &["trust", w], b"").status.success());
+    // Trusted, the project's choice applies (which is what makes the check above able to
+    // fail).
+    let config = stdout(&tg(home, &["config", "-w", w], b""));
+    assert!(config.contains("sandbox  off"), "{config}");
+    let after = bash_pid_ns(home, &ws, &[], &[]);
+    assert_eq!(result_text(&after).trim(), ours.to_string_lossy());
+    if tier == "a" {
+        assert_ne!(result_text(&before).trim(), ours.to_string_lossy());
+    }
+}
+
+#[test]
 fn a_sandbox_that_cannot_start_is_said_once_and_follows_fail_if_unavailable() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
