@@ -514,14 +514,10 @@ fn denied(asked: &Verdict, reason: String) -> Verdict {
 fn schema(offer: &Offer) -> serde_json::Map<String, Value> {
     let mut choices = vec![json!({"const": "allow_once", "title": "Allow once"})];
     if let Ok(rules) = &offer.rules {
-        let where_ = if offer.persist {
-            "saved to .toolgate/settings.local.json"
-        } else {
-            "for this session"
-        };
+        let where_ = offer.where_saved();
         choices.push(json!({
             "const": "allow_always",
-            "title": format!("Allow always ({}, {where_})", rules.join(", ")),
+            "title": format!("Allow always ({}, saved {where_})", rules.join(", ")),
         }));
     }
     choices.push(json!({"const": "deny", "title": "Deny"}));
@@ -702,10 +698,14 @@ mod tests {
         let with = Offer {
             rules: Ok(vec!["Bash(make)".into()]),
             persist: true,
+            waits_for_trust: false,
+            file: None,
         };
         let without = Offer {
             rules: Err("no exact rule".into()),
             persist: true,
+            waits_for_trust: false,
+            file: None,
         };
         for (offer, n) in [(&with, 3), (&without, 2)] {
             let s = schema(offer);

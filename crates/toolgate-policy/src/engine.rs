@@ -98,11 +98,20 @@ pub struct EngineBuilder {
     catastrophic_ask: Option<String>,
     profile: Option<Profile>,
     approvals_file: Option<PathBuf>,
+    approvals_wait_for_trust: bool,
     trust: Option<(TrustStore, PathBuf)>,
     warnings: Vec<String>,
+    strict_sources: Vec<String>,
 }
 
 impl EngineBuilder {
+    /// Makes a broken allow rule from `source` an error rather than a skipped rule with a
+    /// warning: for rules typed on the command line, whose author is there to fix them.
+    pub fn strict_source(mut self, source: &str) -> Self {
+        self.strict_sources.push(source.to_owned());
+        self
+    }
+
     /// The starting cwd (project root): the anchor of `./path` and bare path patterns.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
@@ -187,6 +196,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Whether rules saved to the approvals file wait for `toolgate trust` before a later
+    /// session applies them (the project is not trusted): prompts say so.
+    pub fn approvals_wait_for_trust(mut self, waits: bool) -> Self {
+        self.approvals_wait_for_trust = waits;
+        self
+    }
+
     /// The trust store and project: an "allow always" write keeps a trusted project trusted.
     pub fn trust_store(mut self, store: Option<TrustStore>, project: PathBuf) -> Self {
         self.trust = store.map(|s| (s, project));
@@ -210,6 +226,7 @@ impl EngineBuilder {
             &cwd,
             self.home.as_deref(),
             &self.extra_tools,
+            &self.strict_sources,
             &mut warnings,
         )?;
         let set = RuleSet::new(rules).map_err(|message| PolicyError::Rule {
@@ -229,6 +246,7 @@ impl EngineBuilder {
             catastrophic_ask: self.catastrophic_ask,
             profile: self.profile,
             approvals_file: self.approvals_file,
+            approvals_wait_for_trust: self.approvals_wait_for_trust,
             trust: self.trust,
             warnings,
         })
@@ -240,6 +258,7 @@ fn compile(
     cwd: &Path,
     home: Option<&Path>,
     extra: &HashSet<String>,
+    strict: &[String],
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Rule>, PolicyError> {
     let mut rules = Vec::with_capacity(inputs.len());
@@ -256,10 +275,15 @@ fn compile(
         match parse_rule(&input.text, input.kind, &ctx, warnings) {
             Ok(Some(rule)) => rules.push(rule),
             Ok(None) => {}
-            Err(message) if input.kind == RuleKind::Allow => warnings.push(format!(
-                "{}: allow rule `{}` skipped: {message}",
-                input.source, input.text
-            )),
+            Err(message)
+                if input.kind == RuleKind::Allow
+                    && !strict.iter().any(|s| **s == *input.source) =>
+            {
+                warnings.push(format!(
+                    "{}: allow rule `{}` skipped: {message}",
+                    input.source, input.text
+                ))
+            }
             Err(message) => {
                 return Err(PolicyError::Rule {
                     origin: input.source.to_string(),
@@ -287,6 +311,7 @@ pub struct Engine {
     pub(crate) catastrophic_ask: Option<String>,
     pub(crate) profile: Option<Profile>,
     approvals_file: Option<PathBuf>,
+    approvals_wait_for_trust: bool,
     trust: Option<(TrustStore, PathBuf)>,
     warnings: Vec<String>,
 }
@@ -375,6 +400,7 @@ impl Engine {
             &self.cwd,
             self.home.as_deref(),
             &self.extra_tools,
+            &[],
             &mut warnings,
         )?;
         if compiled.len() != inputs.len() {
@@ -403,6 +429,7 @@ impl Engine {
             &self.cwd,
             self.home.as_deref(),
             &self.extra_tools,
+            &[],
             &mut Vec::new(),
         )?;
         let set = RuleSet::new(compiled_all).map_err(|message| PolicyError::Rule {
@@ -430,6 +457,12 @@ impl Engine {
     /// Where approvals are persisted, if anywhere.
     pub fn approvals_file(&self) -> Option<&Path> {
         self.approvals_file.as_deref()
+    }
+
+    /// Whether rules saved to [`Engine::approvals_file`] wait for `toolgate trust` before
+    /// a later session applies them.
+    pub fn approvals_wait_for_trust(&self) -> bool {
+        self.approvals_wait_for_trust
     }
 
     /// The rules an "allow always" answer would save for this call: one exact rule per

@@ -527,6 +527,8 @@ async fn deny_all_and_resolve() {
     let offer = Offer {
         rules: Err("no".into()),
         persist: true,
+        waits_for_trust: false,
+        file: None,
     };
     let v = resolve(&e, &offer, Answer::AllowAlways, &ask_verdict());
     assert_eq!(v.decision, Decision::Allow);

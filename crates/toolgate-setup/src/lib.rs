@@ -63,6 +63,7 @@ pub use if_matcher::PolicyIfMatcher;
 pub use live::{LivePolicy, Reload};
 pub use prompting::{Prompting, WrapPrompter};
 pub use restart_only::{RESTART_ONLY, RestartOnly};
+pub use sandbox::{SandboxState, state as sandbox_state};
 pub use web::status as web_status;
 
 /// A setup problem: bad options, broken settings or an unusable workspace. Nothing ran.
@@ -104,6 +105,38 @@ pub enum SetupError {
     /// The path of the sandbox helper is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
+    /// The workspace does not exist or is not a directory.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+}
+
+/// A workspace that cannot be used: nothing is created for it (a mistyped path must not
+/// become an empty folder the session then runs in).
+#[derive(Debug, Error)]
+#[error("the workspace {}: {problem}", path.display())]
+pub struct WorkspaceError {
+    /// The workspace as given.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// Checks that `workspace` is an existing directory; only `.toolgate/` is ever created
+/// inside it, never the workspace itself.
+pub fn check_workspace(workspace: &Path) -> Result<(), WorkspaceError> {
+    let problem = match std::fs::metadata(workspace) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => "not a directory".to_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "no such directory (toolgate does not create it)".to_owned()
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => "not a directory".to_owned(),
+        Err(e) => format!("cannot be used: {e}"),
+    };
+    Err(WorkspaceError {
+        path: workspace.to_path_buf(),
+        problem,
+    })
 }
 
 /// Where settings come from beyond the files toolgate finds itself (managed, project, user):
@@ -124,6 +157,12 @@ pub struct SettingsChoice {
     pub profile: Option<String>,
     /// Allow `bypassPermissions` while running as root outside a sandbox.
     pub allow_root: bool,
+    /// Run commands without the sandbox (`sandbox.enabled: false` on the command line).
+    pub no_sandbox: bool,
+    /// The calls judged are run by someone else (Claude Code, for `toolgate hook`), so
+    /// toolgate's own sandbox default does not contain them: they count as sandboxed only
+    /// when the settings enable the sandbox explicitly.
+    pub commands_elsewhere: bool,
 }
 
 /// How the session's tool list is trimmed beyond what policy removes.
@@ -262,6 +301,7 @@ impl Setup {
         o.cli.deny = self.settings.deny.clone();
         o.cli.add_dirs = self.add_dirs.clone();
         o.cli.mode = self.mode.clone();
+        o.cli.no_sandbox = self.settings.no_sandbox;
         o
     }
 
@@ -294,12 +334,21 @@ impl Setup {
 }
 
 /// Loads settings for `opts`, selects `choice.profile` and the mode, and compiles the engine.
-/// The root guard counts the session as sandboxed when the settings enable the sandbox.
+/// The root guard (and the rule that no mode approves `dangerouslyDisableSandbox`) counts
+/// the session as sandboxed when the sandbox is on ([`sandbox_state`]); for commands run
+/// elsewhere ([`SettingsChoice::commands_elsewhere`]) only when the settings enable it.
 pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, SetupError> {
-    compile(
-        settings::load(opts)?,
+    let settings = settings::load(opts)?;
+    let sandboxed = if choice.commands_elsewhere {
+        sandbox::enabled(&settings)
+    } else {
+        sandbox::state(&settings).on
+    };
+    compile_sandboxed(
+        settings,
         choice.profile.as_deref(),
         choice.allow_root,
+        sandboxed,
     )
 }
 
@@ -311,6 +360,16 @@ pub fn compile(
     profile: Option<&str>,
     allow_root: bool,
 ) -> Result<Loaded, SetupError> {
+    let sandboxed = sandbox::state(&settings).on;
+    compile_sandboxed(settings, profile, allow_root, sandboxed)
+}
+
+fn compile_sandboxed(
+    settings: Settings,
+    profile: Option<&str>,
+    allow_root: bool,
+    sandboxed: bool,
+) -> Result<Loaded, SetupError> {
     let profile = match profile {
         Some(name) => Some(settings.profile(name)?),
         None => None,
@@ -320,7 +379,7 @@ pub fn compile(
         .engine_builder(profile.as_ref())
         .root(
             toolgate_policy::modes::running_as_root(),
-            sandbox::enabled(&settings),
+            sandboxed,
             allow_root,
         )
         .build()?;
@@ -399,6 +458,7 @@ pub fn view_options(
 /// does not stop the gate from starting: every call is refused with `audit_unavailable`
 /// instead, so the caller learns why and nothing runs unaudited.
 pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
+    check_workspace(&setup.workspace)?;
     let loaded = setup.load()?;
     let opened = Opened::open(setup)?;
     build_from(setup, loaded, &opened, None)

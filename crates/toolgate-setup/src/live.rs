@@ -124,6 +124,7 @@ impl LivePolicy {
     /// and builds its gate. `versioned` labels every call's record with the version that
     /// decided it; give it when the policy will be reloaded.
     pub fn start(setup: Setup, versioned: bool) -> Result<(Arc<Self>, Built), SetupError> {
+        crate::check_workspace(&setup.workspace)?;
         if let Some(mode) = &setup.mode {
             toolgate_protocol::PermissionMode::from_str(mode)?;
         }

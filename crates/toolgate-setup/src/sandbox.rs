@@ -1,6 +1,9 @@
 //! The sandbox stage from the settings and the compiled permission engine, so the room is
 //! never wider than the engine: the permission rules become the room's masks and writable
 //! roots, and `sandbox.excludedCommands` is matched by the engine's own Bash matcher.
+//!
+//! The sandbox is on by default wherever the kernel supports one ([`state`]);
+//! `sandbox.enabled: false` (or `--no-sandbox`) turns it off.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,21 +12,109 @@ use toolgate_core::stages::AuditSink;
 use toolgate_policy::settings::Settings;
 use toolgate_policy::{CommandPatterns, Engine, RuleKind};
 use toolgate_sandbox::{
-    Excluder, LinuxSandbox, PathLimit, PathRules, PolicyContext, SandboxPolicy,
+    Excluder, Layer, LinuxSandbox, PathLimit, PathRules, PolicyContext, SandboxPolicy, Tier,
 };
 
 use crate::SetupError;
 
-/// Whether the settings turn the sandbox on.
+/// Whether the settings turn the sandbox on explicitly (`sandbox.enabled: true`): what
+/// counts as sandboxed for calls toolgate only judges (the hook's, which Claude Code runs
+/// outside toolgate's room), without probing the kernel.
 pub(crate) fn enabled(settings: &Settings) -> bool {
+    explicit(settings) == Some(true)
+}
+
+fn explicit(settings: &Settings) -> Option<bool> {
     settings
         .sandbox
         .get("enabled")
         .and_then(serde_json::Value::as_bool)
+}
+
+fn fail_if_unavailable(settings: &Settings) -> bool {
+    settings
+        .sandbox
+        .get("failIfUnavailable")
+        .and_then(serde_json::Value::as_bool)
         == Some(true)
 }
 
-/// The sandbox stage, when the settings enable the sandbox.
+/// Whether the commands of a session with these settings run in the sandbox, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxState {
+    /// Commands (Bash and the background tasks and monitors it starts) run in the sandbox;
+    /// when it cannot start, each is refused with `sandbox_unavailable`.
+    pub on: bool,
+    /// The best tier this machine supports (`toolgate sandbox status`).
+    pub tier: Tier,
+    /// Why it is on or off, in words.
+    pub why: String,
+}
+
+impl SandboxState {
+    /// `on (tier A: …)` / `off (…)`, for `toolgate config`.
+    pub fn render(&self) -> String {
+        let tier = match self.tier {
+            Tier::A => "tier A: namespaces, Landlock, seccomp, limits",
+            Tier::B => "tier B: no user namespaces; Landlock, seccomp, limits",
+            Tier::C => "tier C: seccomp and limits only",
+            Tier::None => "no tier: nothing works on this kernel",
+        };
+        let state = if self.on { "on" } else { "off" };
+        format!("sandbox  {state} ({}; {tier})\n", self.why)
+    }
+}
+
+/// The sandbox state for `settings`: `sandbox.enabled` when a source sets it (`--no-sandbox`
+/// sets it false), else on wherever the kernel supports a sandbox (the default). With
+/// nothing that works, the default is off unless `sandbox.failIfUnavailable` asks for every
+/// command to be refused instead.
+pub fn state(settings: &Settings) -> SandboxState {
+    let tier = toolgate_sandbox::probe().tier();
+    let (on, why) = match explicit(settings) {
+        Some(true) => (true, "sandbox.enabled is true".to_owned()),
+        Some(false) => (
+            false,
+            "sandbox.enabled is false, from the settings or --no-sandbox".to_owned(),
+        ),
+        None if tier != Tier::None => (true, "on by default: the kernel supports it".to_owned()),
+        None if fail_if_unavailable(settings) => (
+            true,
+            "on by default, but the kernel supports no sandbox and sandbox.failIfUnavailable \
+             is true: every command is refused"
+                .to_owned(),
+        ),
+        None => (
+            false,
+            format!(
+                "the kernel supports no sandbox, so commands run without one ({}); set \
+                 sandbox.failIfUnavailable to refuse them instead, or sandbox.enabled:false \
+                 to silence this",
+                unavailable_reason()
+            ),
+        ),
+    };
+    SandboxState { on, tier, why }
+}
+
+/// Why no tier works, from the probe.
+fn unavailable_reason() -> String {
+    let probe = toolgate_sandbox::probe();
+    [Layer::UserNs, Layer::Landlock, Layer::Seccomp]
+        .iter()
+        .map(|l| format!("{}: {}", l.name(), probe.reason(*l)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Says once per process, on stderr, that the default sandbox cannot start: commands then
+/// run without it, which the user must not learn from a breach.
+fn warn_unavailable_once(why: &str) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| eprintln!("toolgate: warning: sandbox off: {why}"));
+}
+
+/// The sandbox stage, when the sandbox is on (see [`state`]).
 pub(crate) fn stage(
     settings: &Settings,
     engine: &Arc<Engine>,
@@ -31,7 +122,11 @@ pub(crate) fn stage(
     helper: Option<&Path>,
     audit: Option<&Arc<dyn AuditSink>>,
 ) -> Result<Option<LinuxSandbox>, SetupError> {
-    if !enabled(settings) {
+    let state = state(settings);
+    if !state.on {
+        if explicit(settings).is_none() {
+            warn_unavailable_once(&state.why);
+        }
         return Ok(None);
     }
     let ctx = PolicyContext {
@@ -40,6 +135,8 @@ pub(crate) fn stage(
         home: settings.home.clone(),
     };
     let mut policy = SandboxPolicy::from_settings(&settings.sandbox, &ctx)?;
+    // On by default: the settings need not say so (see `state`).
+    policy.enabled = true;
     let rules = |kind: RuleKind| -> Vec<String> {
         settings
             .rules

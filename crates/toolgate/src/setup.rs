@@ -27,9 +27,17 @@ pub enum SetupError {
     /// An `--audit` target is neither a file nor a store URL, or names two files.
     #[error("{0}")]
     AuditTarget(String),
+    /// `--workspace` names no directory.
+    #[error("--workspace {}: {}", .0.path.display(), .0.problem)]
+    Workspace(toolgate_setup::WorkspaceError),
     /// Everything the setup crate reports.
     #[error(transparent)]
     Setup(#[from] toolgate_setup::SetupError),
+}
+
+/// Refuses a `--workspace` that is not an existing directory, naming the flag.
+pub fn check_workspace(workspace: &Path) -> Result<(), SetupError> {
+    toolgate_setup::check_workspace(workspace).map_err(SetupError::Workspace)
 }
 
 impl From<toolgate_core::registry::RegistryError> for SetupError {
@@ -49,6 +57,8 @@ impl PolicyArgs {
             claude: self.claude,
             profile: self.profile.clone(),
             allow_root: self.allow_root,
+            no_sandbox: self.no_sandbox,
+            commands_elsewhere: false,
         }
     }
 }
@@ -59,6 +69,7 @@ pub fn setup(
     audit: Option<&AuditArgs>,
     prompting: Prompting,
 ) -> Result<Setup, SetupError> {
+    check_workspace(&session.workspace)?;
     let mut setup = Setup::new(&session.workspace);
     setup.add_dirs = session.add_dirs.clone();
     setup.mode = session.mode.clone();

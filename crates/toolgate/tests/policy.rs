@@ -356,7 +356,8 @@ fn prompt_command_answers_asks_over_json_lines() {
     assert!(v.to_string().contains("not now"), "{v}");
 
     // "allow_always" on a file edit holds for the session only (as in Claude Code); on a
-    // command it saves the rule to the local settings.
+    // command it saves the rule: this workspace is not trusted, so to the user's own
+    // settings for it (a rule in the project's local file would wait for trust).
     let (out, v) = write("c.txt", Some(prompt_ui("allow_always", &seen)));
     assert_eq!(out.status.code(), Some(0), "{v}");
     assert!(!ws.join(".toolgate/settings.local.json").exists());
@@ -365,8 +366,15 @@ fn prompt_command_answers_asks_over_json_lines() {
     let (out, v) = call(&ws, &["Bash", &input, "--prompt-command", &ui]);
     assert_eq!(out.status.code(), Some(0), "{v}");
     assert!(ws.join("e.txt").exists());
-    let saved = std::fs::read_to_string(ws.join(".toolgate/settings.local.json")).unwrap();
+    assert!(!ws.join(".toolgate/settings.local.json").exists());
+    let user_file = toolgate_policy::settings::user_project_settings(
+        &std::env::temp_dir().join("toolgate-tests-no-user-config/toolgate"),
+        &ws,
+    );
+    let saved = std::fs::read_to_string(&user_file).unwrap();
     assert!(saved.contains("Bash(touch e.txt)"), "{saved}");
+    // The file is this test's own (the path is the random workspace's): leave no trace.
+    std::fs::remove_file(&user_file).unwrap();
 
     // A UI that dies without answering, or cannot start, is a refusal (fail closed).
     for ui in ["exit 0", "/nonexistent/prompt-ui"] {

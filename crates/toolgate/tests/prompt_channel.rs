@@ -79,7 +79,10 @@ impl Drop for Exec {
 
 fn start(ws: &Path, extra: &[&str], setup: impl FnOnce(&mut Command)) -> Exec {
     let mut cmd = bin();
-    cmd.args(["exec", "--no-audit", "--workspace"])
+    // Outside the sandbox (on by default): the room's own pid namespace and descriptor
+    // closing would hide toolgate's process and descriptors from the attack, and what is
+    // tested here is that toolgate keeps them from an unsandboxed child too.
+    cmd.args(["exec", "--no-audit", "--no-sandbox", "--workspace"])
         .arg(ws)
         .args([
             "--allow",
@@ -103,6 +106,14 @@ fn start(ws: &Path, extra: &[&str], setup: impl FnOnce(&mut Command)) -> Exec {
         stdin,
         stdout,
     }
+}
+
+/// Where "allow always" saves rules for this untrusted workspace: the user's settings for it.
+fn user_rules(ws: &Path) -> std::path::PathBuf {
+    toolgate_policy::settings::user_project_settings(
+        &std::env::temp_dir().join("toolgate-tests-no-user-config/toolgate"),
+        ws,
+    )
 }
 
 fn text(result: &Value) -> String {
@@ -194,7 +205,7 @@ fn inherited_prompt_descriptors_cannot_be_used_to_approve_ahead() {
     );
     assert!(!ws.join("pwned").exists(), "the refused command ran");
     assert!(
-        !ws.join(".toolgate/settings.local.json").exists(),
+        !ws.join(".toolgate/settings.local.json").exists() && !user_rules(ws).exists(),
         "a forged allow_always saved a rule"
     );
     // The channel still works for the real UI afterwards.
@@ -243,7 +254,7 @@ fn the_prompt_commands_channel_cannot_be_reached_through_proc() {
     );
     assert!(!ws.join("pwned").exists(), "the refused command ran");
     assert!(
-        !ws.join(".toolgate/settings.local.json").exists(),
+        !ws.join(".toolgate/settings.local.json").exists() && !user_rules(ws).exists(),
         "a forged allow_always saved a rule"
     );
     let r = exec.bash("first-again", "touch first-again");

@@ -294,6 +294,8 @@ impl PolicyPrompter for JsonLinesPrompter {
             "source": verdict.source,
             "suggestions": offer.rules.as_ref().ok(),
             "persist": offer.persist,
+            "waits_for_trust": offer.waits_for_trust,
+            "saves": offer.where_saved(),
             "suggestions_unavailable": offer.rules.as_ref().err(),
         });
         let answer = match self.round_trip(msg).await {

@@ -11,6 +11,7 @@ mod jsonl;
 pub mod questions;
 mod terminal;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -107,6 +108,11 @@ pub struct Offer {
     /// Whether they are written to `.toolgate/settings.local.json` (false: this session
     /// only, as for file edits).
     pub persist: bool,
+    /// Whether the workspace is not trusted, so that a saved rule applies in this session
+    /// but in later ones only after `toolgate trust`.
+    pub waits_for_trust: bool,
+    /// The file the rules are saved to (`None`: nowhere, this session only).
+    pub file: Option<PathBuf>,
 }
 
 impl Offer {
@@ -116,9 +122,37 @@ impl Offer {
         Offer {
             rules: engine.suggest(req),
             persist,
+            waits_for_trust: persist && engine.approvals_wait_for_trust(),
+            file: engine.approvals_file().map(Path::to_path_buf),
+        }
+    }
+
+    /// Where "allow always" puts the rules, in words for a prompt ("saves RULES …"): the
+    /// file, and whether they wait for trust.
+    pub fn where_saved(&self) -> String {
+        let file = match (&self.file, self.persist) {
+            (Some(file), true) => file,
+            _ => return "for this session".into(),
+        };
+        if self.waits_for_trust {
+            format!(
+                "to {}; this workspace is not trusted, so later sessions apply it only after \
+                 `toolgate trust`",
+                file.display()
+            )
+        } else if file.ends_with(PROJECT_APPROVALS) {
+            format!("to {PROJECT_APPROVALS}")
+        } else {
+            format!(
+                "to your own settings for this project ({}), which need no trust",
+                file.display()
+            )
         }
     }
 }
+
+/// The project file "allow always" writes in a trusted project.
+const PROJECT_APPROVALS: &str = ".toolgate/settings.local.json";
 
 /// Turns an answer into a verdict, saving rules for "allow always".
 pub fn resolve(engine: &Arc<Engine>, offer: &Offer, answer: Answer, verdict: &Verdict) -> Verdict {
@@ -129,15 +163,11 @@ pub fn resolve(engine: &Arc<Engine>, offer: &Offer, answer: Answer, verdict: &Ve
         Answer::AllowAlways => match &offer.rules {
             Ok(rules) => match engine.remember(rules, offer.persist) {
                 Ok(()) => {
-                    let where_ = if offer.persist {
-                        "saved to .toolgate/settings.local.json"
-                    } else {
-                        "for this session"
-                    };
+                    let where_ = offer.where_saved();
                     let mut v = Verdict::new(
                         Decision::Allow,
                         Layer::User,
-                        format!("approved by the user; {} {where_}", rules.join(", ")),
+                        format!("approved by the user; {} saved {where_}", rules.join(", ")),
                     );
                     v.rule = rules.first().cloned();
                     v.source = Some("user approval".into());

@@ -68,13 +68,9 @@ impl TerminalPrompter {
         t.push_str("]\n  [y] allow once\n");
         match &offer.rules {
             Ok(rules) => t.push_str(&format!(
-                "  [a] allow always: saves {}{}\n",
+                "  [a] allow always: saves {} {}\n",
                 rules.join(", "),
-                if offer.persist {
-                    " to .toolgate/settings.local.json"
-                } else {
-                    " for this session"
-                }
+                offer.where_saved()
             )),
             Err(why) => t.push_str(&format!("  (allow always is not offered: {why})\n")),
         }

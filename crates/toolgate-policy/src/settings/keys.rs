@@ -66,7 +66,7 @@ pub const KEYS: &[Key] = &[
     key("disableAllHooks", Widens, "turn hooks off (guard hooks included)"),
     key("allowManagedHooksOnly", ManagedOnly, "run only managed hooks"),
     key("env", Widens, "environment variables for the commands toolgate runs"),
-    key("sandbox.enabled", Scale(&["false", "true"], "false"), "run commands in the sandbox"),
+    key("sandbox.enabled", Scale(&["false", "true"], "true"), "run commands in the sandbox (on by default where the kernel supports it; `--no-sandbox` turns it off)"),
     key("sandbox.failIfUnavailable", Scale(&["false", "true"], "false"), "refuse to run when a needed sandbox layer is missing"),
     key("sandbox.allowUnsandboxedCommands", Scale(&["true", "false"], "true"), "honour a call's dangerouslyDisableSandbox (after approval)"),
     key("sandbox.excludedCommands", Widens, "commands that run outside the sandbox"),

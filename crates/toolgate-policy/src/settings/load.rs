@@ -31,6 +31,8 @@ pub struct CliSettings {
     pub deny: Vec<String>,
     /// `--add-dir DIR`.
     pub add_dirs: Vec<PathBuf>,
+    /// `--no-sandbox`: `sandbox.enabled: false` from the command line.
+    pub no_sandbox: bool,
 }
 
 /// Settings a URL served: a command-line source like a `--settings` file, labelled with
@@ -379,6 +381,16 @@ pub(crate) fn discover(opts: &LoadOptions) -> Result<Vec<Layer>, PolicyError> {
     if let Some(dir) = &opts.config_dir
         && let Some(l) = file_layer(
             SourceKind::User,
+            user_project_settings(dir, project),
+            project.to_path_buf(),
+            false,
+        )?
+    {
+        out.push(l);
+    }
+    if let Some(dir) = &opts.config_dir
+        && let Some(l) = file_layer(
+            SourceKind::User,
             dir.join("settings.json"),
             dir.clone(),
             false,
@@ -398,6 +410,31 @@ pub(crate) fn discover(opts: &LoadOptions) -> Result<Vec<Layer>, PolicyError> {
         out.push(l);
     }
     Ok(out)
+}
+
+/// Most characters of a project's path kept in the name of its user settings file; the
+/// hash suffix keeps the name unique, the prefix keeps it recognisable.
+const MAX_PROJECT_NAME_CHARS: usize = 96;
+
+/// The user's own settings for one project, `<config_dir>/projects/<path>-<hash>.json`:
+/// where "allow always" saves rules while the project is not trusted. They are user
+/// settings — written on the user's behalf from a prompt, outside the repository — so they
+/// need no trust, and they apply only to this project (`/path` rules are anchored at it).
+pub fn user_project_settings(config_dir: &Path, project: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let real = super::trust::real_project(project).unwrap_or_else(|_| project.to_path_buf());
+    let text = real.to_string_lossy();
+    let readable: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let start = readable.len().saturating_sub(MAX_PROJECT_NAME_CHARS);
+    let digest = Sha256::digest(text.as_bytes());
+    let short = hex::encode(digest.get(..6).unwrap_or_default());
+    config_dir.join("projects").join(format!(
+        "{}-{short}.json",
+        readable.get(start..).unwrap_or_default()
+    ))
 }
 
 /// The project files whose contents trust is bound to, in a fixed order.

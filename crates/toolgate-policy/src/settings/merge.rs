@@ -164,10 +164,18 @@ pub(crate) fn merge(
     Ok(s)
 }
 
+/// The label of the command line's own rules (`--allow`, `--ask`, `--deny`, `--add-dir`).
+/// A broken allow rule here is an error, not a warning: whoever typed it is there to fix it.
+pub const FLAGS_LABEL: &str = "command line (--allow/--ask/--deny/--add-dir)";
+
 /// The command line's `--allow`/`--ask`/`--deny`/`--add-dir` as a layer of its own, so that
 /// they merge, show and explain like any settings file; `None` when none was given.
 fn command_line_layer(cli: &CliSettings, project: &Path) -> Option<Layer> {
-    if cli.allow.is_empty() && cli.ask.is_empty() && cli.deny.is_empty() && cli.add_dirs.is_empty()
+    if cli.allow.is_empty()
+        && cli.ask.is_empty()
+        && cli.deny.is_empty()
+        && cli.add_dirs.is_empty()
+        && !cli.no_sandbox
     {
         return None;
     }
@@ -180,10 +188,15 @@ fn command_line_layer(cli: &CliSettings, project: &Path) -> Option<Layer> {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
+    if cli.no_sandbox {
+        let mut sandbox = serde_json::Map::new();
+        sandbox.insert("enabled".into(), Value::Bool(false));
+        raw.sandbox = Some(sandbox);
+    }
     Some(Layer {
         info: SourceInfo {
             kind: SourceKind::CommandLine,
-            label: "command line (--allow/--ask/--deny/--add-dir)".into(),
+            label: FLAGS_LABEL.into(),
             path: None,
             anchor: project.to_path_buf(),
             claude: false,

@@ -22,7 +22,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use toolgate_protocol::PermissionMode;
 
-pub use load::{CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files};
+pub use load::{
+    CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files,
+    user_project_settings,
+};
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
     MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
@@ -302,17 +305,25 @@ impl Settings {
     /// An engine builder with these settings' rules, floor, approvals file and trust store;
     /// the caller adds `known_tools` and `root` and builds.
     pub fn engine_builder(&self, profile: Option<&Profile>) -> EngineBuilder {
+        // "Allow always" in a project that is not trusted goes to the user's settings for
+        // this project, which need no trust; a rule in the project's local file would wait.
+        let approvals = match &self.config_dir {
+            Some(dir) if !self.trusted => user_project_settings(dir, &self.project),
+            _ => self.project.join(".toolgate/settings.local.json"),
+        };
         let mut b = crate::Engine::builder()
             .cwd(self.project.clone())
             .rules(self.rule_inputs(profile))
             .catastrophic_ask(self.catastrophic_ask.map(|i| self.label(i).to_owned()))
             .profile(profile.cloned())
-            .approvals_file(Some(self.project.join(".toolgate/settings.local.json")))
+            .approvals_file(Some(approvals.clone()))
+            .approvals_wait_for_trust(!self.trusted && self.config_dir.is_none())
             .trust_store(
                 self.config_dir.as_deref().map(TrustStore::new),
                 self.project.clone(),
             )
-            .warnings(self.warnings.iter().cloned());
+            .warnings(self.warnings.iter().cloned())
+            .strict_source(merge::FLAGS_LABEL);
         if let Some(h) = &self.home {
             b = b.home(h.clone());
         }

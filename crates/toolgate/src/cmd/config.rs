@@ -42,6 +42,11 @@ pub struct PolicyArgs {
     /// Allow bypassPermissions while running as root outside a sandbox.
     #[arg(long)]
     pub allow_root: bool,
+
+    /// Run commands without the sandbox, which is on by default wherever the kernel
+    /// supports it (sets sandbox.enabled to false; managed settings can still turn it on).
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// `toolgate config`.
@@ -70,6 +75,9 @@ pub struct ConfigArgs {
 
 /// Runs `toolgate config`.
 pub fn run(args: ConfigArgs) -> ExitCode {
+    if let Err(e) = crate::setup::check_workspace(&args.workspace) {
+        return usage_error("config", e);
+    }
     let mut setup = toolgate_setup::Setup::new(&args.workspace);
     setup.add_dirs = args.add_dirs.clone();
     setup.mode = args.mode.clone();
@@ -82,6 +90,12 @@ pub fn run(args: ConfigArgs) -> ExitCode {
         let mut v = loaded.settings.to_json();
         v["engineWarnings"] = serde_json::json!(loaded.engine.warnings());
         v["effectiveMode"] = serde_json::json!(loaded.mode.as_str());
+        let sandbox = toolgate_setup::sandbox_state(&loaded.settings);
+        v["sandboxState"] = serde_json::json!({
+            "on": sandbox.on,
+            "tier": sandbox.tier,
+            "why": sandbox.why,
+        });
         v["webTools"] = serde_json::json!(
             toolgate_setup::web_status(&loaded.settings)
                 .lines()
@@ -90,6 +104,7 @@ pub fn run(args: ConfigArgs) -> ExitCode {
         output::print_json(&v)
     } else {
         let mut text = loaded.settings.render(loaded.engine.warnings());
+        text.push_str(&toolgate_setup::sandbox_state(&loaded.settings).render());
         text.push_str(&toolgate_setup::web_status(&loaded.settings));
         if let Some(p) = &loaded.profile {
             text.push_str(&format!(

@@ -254,6 +254,8 @@ pub fn decide(input: &Value, args: &HookArgs) -> Result<Answer, String> {
     setup.settings = args.policy.choice();
     // Claude Code's own settings files are this front door's settings too.
     setup.settings.claude = true;
+    // Claude Code runs the command, outside toolgate's sandbox.
+    setup.settings.commands_elsewhere = true;
     let loaded = setup.load().map_err(|e| format!("toolgate hook: {e}"))?;
     let roots: Vec<&Path> = if place.cwd.starts_with(&place.project) {
         vec![place.project.as_path()]

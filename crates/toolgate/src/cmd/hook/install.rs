@@ -41,9 +41,15 @@ pub struct InstallArgs {
     #[arg(long)]
     pub user: bool,
 
-    /// The project directory for `--project` (default: the current directory).
+    /// The project directory for `--project` (default: the top level of the git repository
+    /// around the current directory, else the current directory).
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     pub project_dir: Option<PathBuf>,
+
+    /// Install into the current directory's `.claude/settings.json` even inside a git
+    /// repository whose top level is elsewhere.
+    #[arg(long, conflicts_with_all = ["user", "project_dir"])]
+    pub here: bool,
 
     /// Arguments for the installed hook, after `--`: e.g. `-- --claude --decide`.
     #[arg(last = true, value_name = "HOOK_ARGS")]
@@ -112,10 +118,17 @@ pub enum Installed {
 pub fn run(args: &InstallArgs) -> ExitCode {
     let result = settings_path(args).and_then(|path| {
         let command = hook_command(&args.hook_args)?;
-        install(&path, &command).map(|r| (path, r))
+        let project = (!args.user).then(|| project_of(&path));
+        let trusted = project.as_deref().and_then(Trust::before);
+        let r = install(&path, &command)?;
+        let kept = match (&trusted, &r) {
+            (Some(t), Installed::Added { .. } | Installed::Updated { .. }) => Some(t.keep()),
+            _ => None,
+        };
+        Ok((path, r, kept))
     });
     match result {
-        Ok((path, r)) => {
+        Ok((path, r, kept)) => {
             let p = path.display();
             match r {
                 Installed::Unchanged => println!("toolgate hook is already installed in {p}"),
@@ -126,6 +139,16 @@ pub fn run(args: &InstallArgs) -> ExitCode {
                         None => println!(),
                     }
                 }
+            }
+            match kept {
+                Some(Ok(())) => println!(
+                    "the workspace stays trusted: its trust record now includes the hook entry"
+                ),
+                Some(Err(e)) => eprintln!(
+                    "toolgate hook install: the workspace was trusted, but the trust record \
+                     could not be updated ({e}); run `toolgate trust` to trust it again"
+                ),
+                None => {}
             }
             ExitCode::SUCCESS
         }
@@ -150,9 +173,68 @@ fn settings_path(args: &InstallArgs) -> Result<PathBuf, InstallError> {
     }
     let project = match &args.project_dir {
         Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(io("the current directory"))?,
+        None => {
+            let cwd = std::env::current_dir().map_err(io("the current directory"))?;
+            if args.here {
+                cwd
+            } else {
+                git_top_level(&cwd).unwrap_or(cwd)
+            }
+        }
     };
     Ok(project.join(".claude").join("settings.json"))
+}
+
+/// The top level of the git repository around `dir`: the nearest ancestor holding a `.git`
+/// directory or file (a worktree or submodule). Claude Code reads a project's settings at
+/// the repository root, so a hook installed in a subdirectory would never run. A home
+/// directory kept in git (dotfiles) is not a project: there, as in Claude Code, the
+/// current directory is (and `~/.claude/settings.json` is the user's file, `--user`).
+fn git_top_level(dir: &Path) -> Option<PathBuf> {
+    let top = dir
+        .ancestors()
+        .find(|d| fs::symlink_metadata(d.join(".git")).is_ok())?;
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    let is_home = home.is_some_and(|h| {
+        let h = PathBuf::from(h);
+        top == h || fs::canonicalize(&h).is_ok_and(|h| top == h)
+    });
+    (!is_home).then(|| top.to_path_buf())
+}
+
+/// The project of a project settings file (`<project>/.claude/settings.json`).
+fn project_of(settings: &Path) -> PathBuf {
+    settings
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// A project trusted (`toolgate trust`) before the install: the trust record covers
+/// `.claude/settings.json`, so the hook entry the user adds would silently undo the trust.
+struct Trust {
+    store: toolgate_policy::settings::TrustStore,
+    project: PathBuf,
+}
+
+impl Trust {
+    /// The project's trust, when it is trusted as its files are now.
+    fn before(project: &Path) -> Option<Trust> {
+        let opts = toolgate_policy::settings::LoadOptions::from_env(project);
+        let store = toolgate_policy::settings::TrustStore::new(opts.config_dir.as_deref()?);
+        let trusted =
+            store.status(project).ok()? == toolgate_policy::settings::TrustStatus::Trusted;
+        trusted.then(|| Trust {
+            store,
+            project: project.to_path_buf(),
+        })
+    }
+
+    /// Trusts the project again, now with the hook entry: the only change since it was
+    /// trusted is the one the user just asked for.
+    fn keep(&self) -> Result<(), toolgate_policy::PolicyError> {
+        self.store.trust(&self.project).map(|_| ())
+    }
 }
 
 /// The shell command Claude Code will run: this executable's absolute path, quoted, then
