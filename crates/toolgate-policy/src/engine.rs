@@ -169,12 +169,22 @@ impl EngineBuilder {
     }
 
     /// Whether toolgate runs as root, inside a sandbox, and whether `--allow-root` was given.
+    /// A sandbox counts as containing the filesystem unless
+    /// [`root_containment`](Self::root_containment) says otherwise.
     pub fn root(mut self, is_root: bool, sandboxed: bool, allow_root: bool) -> Self {
         self.guard = RootGuard {
             is_root,
             sandboxed,
+            contained: true,
             allow_root,
         };
+        self
+    }
+
+    /// Whether the sandbox isolates the filesystem (tiers A and B; not the seccomp-only
+    /// tier C). Only a containing sandbox lifts the root guard on bypass mode.
+    pub fn root_containment(mut self, contained: bool) -> Self {
+        self.guard.contained = contained;
         self
     }
 

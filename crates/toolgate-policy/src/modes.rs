@@ -60,13 +60,17 @@ pub(crate) enum ModeStep {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RootGuard {
     pub is_root: bool,
+    /// Commands run in a sandbox (`dangerouslyDisableSandbox` then means leaving it).
     pub sandboxed: bool,
+    /// That sandbox also isolates the filesystem: a seccomp-only room (tier C) keeps a
+    /// root command from nothing on disk, so it does not lift the guard.
+    pub contained: bool,
     pub allow_root: bool,
 }
 
 impl RootGuard {
     pub(crate) fn blocks(&self) -> bool {
-        self.is_root && !self.sandboxed && !self.allow_root
+        self.is_root && !(self.sandboxed && self.contained) && !self.allow_root
     }
 }
 

@@ -340,9 +340,9 @@ impl Setup {
 pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, SetupError> {
     let settings = settings::load(opts)?;
     let sandboxed = if choice.commands_elsewhere {
-        sandbox::enabled(&settings)
+        Sandboxed::elsewhere(sandbox::enabled(&settings))
     } else {
-        sandbox::state(&settings).on
+        Sandboxed::here(&sandbox::state(&settings))
     };
     compile_sandboxed(
         settings,
@@ -350,6 +350,32 @@ pub fn load_with(opts: &LoadOptions, choice: &SettingsChoice) -> Result<Loaded, 
         choice.allow_root,
         sandboxed,
     )
+}
+
+/// What the root guard knows of the sandbox: on, and isolating the filesystem.
+#[derive(Clone, Copy)]
+struct Sandboxed {
+    on: bool,
+    contained: bool,
+}
+
+impl Sandboxed {
+    /// toolgate's own sandbox: only tiers A and B isolate the filesystem.
+    fn here(state: &sandbox::SandboxState) -> Self {
+        Self {
+            on: state.on,
+            contained: matches!(
+                state.tier,
+                toolgate_sandbox::Tier::A | toolgate_sandbox::Tier::B
+            ),
+        }
+    }
+
+    /// The sandbox of whoever runs the commands (Claude Code's, for the hook), as the
+    /// settings describe it.
+    fn elsewhere(on: bool) -> Self {
+        Self { on, contained: on }
+    }
 }
 
 /// Selects `profile` in loaded settings, resolves the mode and compiles the engine: what
@@ -360,7 +386,7 @@ pub fn compile(
     profile: Option<&str>,
     allow_root: bool,
 ) -> Result<Loaded, SetupError> {
-    let sandboxed = sandbox::state(&settings).on;
+    let sandboxed = Sandboxed::here(&sandbox::state(&settings));
     compile_sandboxed(settings, profile, allow_root, sandboxed)
 }
 
@@ -368,7 +394,7 @@ fn compile_sandboxed(
     settings: Settings,
     profile: Option<&str>,
     allow_root: bool,
-    sandboxed: bool,
+    sandboxed: Sandboxed,
 ) -> Result<Loaded, SetupError> {
     let profile = match profile {
         Some(name) => Some(settings.profile(name)?),
@@ -379,9 +405,10 @@ fn compile_sandboxed(
         .engine_builder(profile.as_ref())
         .root(
             toolgate_policy::modes::running_as_root(),
-            sandboxed,
+            sandboxed.on,
             allow_root,
         )
+        .root_containment(sandboxed.contained)
         .build()?;
     Ok(Loaded {
         settings,

@@ -254,6 +254,75 @@ fn an_untrusted_project_cannot_turn_the_default_sandbox_off() {
 }
 
 #[test]
+fn only_a_sandbox_that_isolates_the_filesystem_lifts_the_root_guard() {
+    // Bypass mode as root is refused outside a sandbox unless --allow-root. The default
+    // sandbox lifts that guard only where it isolates the filesystem (tiers A and B): a
+    // seccomp-only room (tier C) keeps a root `rm -rf` from nothing on disk.
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let ws = home.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"));
+    let run = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args([
+            "call",
+            "-w",
+            ws.to_str().unwrap(),
+            "--mode",
+            "bypassPermissions",
+        ])
+        .args(extra)
+        .args(["Bash", r#"{"command": "true"}"#])
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("TOOLGATE_SANDBOX_PROBE_CACHE", "0")
+        .env_remove("TOOLGATE_SANDBOX_DISABLE")
+        .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (v, stderr(&out))
+    };
+    let tier_c = [("TOOLGATE_SANDBOX_DISABLE", "user_ns,landlock")];
+    let (c, err) = run(&tier_c, &[]);
+    let (c_allowed, err2) = run(&tier_c, &["--allow-root"]);
+    assert!(
+        c_allowed["toolgate"]["code"].is_null(),
+        "{c_allowed} {err2}"
+    );
+    if root {
+        assert_eq!(c["toolgate"]["code"], "denied", "{c} {err}");
+        assert!(
+            c["toolgate"]["layer"] == "mode" && result_text_value(&c).contains("--allow-root"),
+            "{c}"
+        );
+    } else {
+        assert!(c["toolgate"]["code"].is_null(), "{c} {err}");
+    }
+    if machine_tier(home) == "a" {
+        let (a, err) = run(&[], &[]);
+        assert!(
+            a["toolgate"]["code"].is_null(),
+            "tier A lifts the guard: {a} {err}"
+        );
+    }
+}
+
+fn result_text_value(v: &Value) -> String {
+    match &v["content"] {
+        Value::String(s) => s.clone(),
+        c => c[0]["text"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
+#[test]
 fn a_sandbox_that_cannot_start_is_said_once_and_follows_fail_if_unavailable() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
