@@ -25,7 +25,7 @@ use toolgate_protocol::PermissionMode;
 pub use load::{CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files};
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
-    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
+    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_MCP_FILE, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
     TrustStatus, TrustStore, project_hash, real_project, steering_files,
 };
 
@@ -177,6 +177,9 @@ pub struct Settings {
     pub web_fetch: Value,
     /// `webSearch` from the highest source in force that sets it, taken whole.
     pub web_search: Option<Sourced<Value>>,
+    /// `mcpServers`: each upstream MCP server from the highest source that names it (an
+    /// untrusted project's wait for trust); the gateway crate parses the entries.
+    pub mcp_servers: BTreeMap<String, Sourced<Value>>,
     /// Warnings for `toolgate config`.
     pub warnings: Vec<String>,
 }

@@ -1,0 +1,148 @@
+//! Starting one upstream: the stdio child with its environment allow-list and a bounded
+//! stderr log, the MCP handshake and the first `tools/list`, all within the start-up limit.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt as _};
+use tokio::io::AsyncBufReadExt as _;
+
+use crate::config::{INHERITED_ENV, ServerConfig, Transport};
+
+/// The most stderr kept per server (the tail; older lines are dropped).
+pub const MAX_STDERR_BYTES: usize = 64 * 1024;
+
+/// The tail of a server's stderr.
+#[derive(Debug, Default)]
+pub struct StderrLog {
+    lines: Mutex<(VecDeque<String>, usize)>,
+}
+
+impl StderrLog {
+    fn push(&self, line: String) {
+        let Ok(mut g) = self.lines.lock() else {
+            return;
+        };
+        let (lines, bytes) = &mut *g;
+        *bytes += line.len();
+        lines.push_back(line);
+        while *bytes > MAX_STDERR_BYTES {
+            match lines.pop_front() {
+                Some(old) => *bytes -= old.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// The kept lines.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines
+            .lock()
+            .map(|g| g.0.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What the client side of a connection hears from the server.
+#[derive(Debug, Default)]
+pub(crate) struct Listener {
+    /// Set by `notifications/tools/list_changed`: the tool list must be read again.
+    pub(crate) tools_changed: AtomicBool,
+}
+
+#[derive(Clone)]
+pub(crate) struct GatewayClient {
+    pub(crate) listener: Arc<Listener>,
+}
+
+impl ClientHandler for GatewayClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.listener.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// A live connection.
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, GatewayClient>,
+    pub(crate) listener: Arc<Listener>,
+    /// Kept so that dropping the connection kills the child.
+    _child: Option<tokio::process::Child>,
+}
+
+/// Starts `server` and reads its tools. Must run on the gateway's runtime (the child's
+/// reaper and the service loop live there).
+pub(crate) async fn connect(
+    server: &ServerConfig,
+    cwd: &std::path::Path,
+    stderr: Arc<StderrLog>,
+) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
+    let listener = Arc::new(Listener::default());
+    let client = GatewayClient {
+        listener: Arc::clone(&listener),
+    };
+    let (service, child) = match &server.transport {
+        Transport::Stdio { command, args, env } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args)
+                .current_dir(cwd)
+                .env_clear()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            for name in INHERITED_ENV {
+                if let Some(v) = std::env::var_os(name) {
+                    cmd.env(name, v);
+                }
+            }
+            cmd.envs(env);
+            let mut child = cmd
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err("the child's stdio was not captured".into());
+            };
+            if let Some(err) = child.stderr.take() {
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(err).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        stderr.push(line);
+                    }
+                });
+            }
+            let service = client
+                .serve((stdout, stdin))
+                .await
+                .map_err(|e| format!("initialize failed: {e}"))?;
+            (service, Some(child))
+        }
+        Transport::Http { .. } => {
+            return Err("the Streamable HTTP client transport is not supported yet".into());
+        }
+        Transport::Sse { .. } => {
+            return Err("the legacy HTTP+SSE transport is not supported yet".into());
+        }
+    };
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let conn = Connection {
+        service,
+        listener,
+        _child: child,
+    };
+    Ok((conn, tools))
+}
