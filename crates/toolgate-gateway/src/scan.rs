@@ -50,6 +50,29 @@ pub fn scan(text: &str) -> Vec<String> {
     found
 }
 
+/// What is suspicious in a tool definition: its description, and the descriptions and
+/// names in its schemas (they reach the model too).
+pub fn scan_tool(tool: &rmcp::model::Tool) -> Vec<String> {
+    let mut found = scan(tool.description.as_deref().unwrap_or_default());
+    let schema = serde_json::Value::Object((*tool.input_schema).clone()).to_string();
+    for f in scan(&schema) {
+        let f = format!("{f} in the input schema");
+        if !found.contains(&f) {
+            found.push(f);
+        }
+    }
+    found
+}
+
+/// Hidden characters in a result (instruction-like phrases are not judged there: results
+/// quote arbitrary text).
+pub fn scan_result(text: &str) -> Vec<String> {
+    scan(text)
+        .into_iter()
+        .filter(|f| !f.starts_with("instruction-like"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -127,6 +127,37 @@ impl Server {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Approves the server's current tool definitions (`toolgate mcp approve`): they become
+    /// the pinned ones. Returns how many were pinned.
+    pub fn approve(&self) -> Result<usize, crate::GatewayError> {
+        let tools = match &*self.lock() {
+            Live::Up(_, tools, _) => tools.clone(),
+            _ => {
+                return Err(crate::GatewayError::Config(format!(
+                    "MCP server `{}` is not connected ({}); nothing to approve",
+                    self.config.name,
+                    self.status()
+                )));
+            }
+        };
+        let Some(store) = &self.pins else {
+            return Err(crate::GatewayError::Pins(
+                "no configuration directory (set XDG_CONFIG_HOME or HOME)".into(),
+            ));
+        };
+        let defs: Vec<(String, String)> = tools
+            .iter()
+            .map(|t| (t.name.to_string(), fingerprint(t)))
+            .collect();
+        store.approve(&self.pin_key(), &defs)?;
+        if let Live::Up(_, _, states) = &mut *self.lock() {
+            for state in states.values_mut() {
+                *state = PinState::Approved;
+            }
+        }
+        Ok(defs.len())
+    }
+
     /// The key of this server's pins.
     pub fn pin_key(&self) -> String {
         PinStore::key(&self.project, &self.config.name)

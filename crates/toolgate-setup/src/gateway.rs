@@ -39,3 +39,28 @@ pub fn upstream_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupEr
     }
     Ok(tools)
 }
+
+/// What `toolgate config` says about the MCP servers, without starting them: one line per
+/// server, naming those that wait for `toolgate trust`.
+pub fn config_status(settings: &Settings) -> String {
+    let servers = match toolgate_gateway::config::servers(settings) {
+        Ok(s) => s,
+        Err(e) => return format!("mcp      error: {e}\n"),
+    };
+    let mut text = String::new();
+    for s in servers {
+        let state = if s.waits.is_some() {
+            "waits for `toolgate trust`"
+        } else {
+            "starts with each session"
+        };
+        text.push_str(&format!(
+            "mcp      {} ({} {}) from {}: {state}\n",
+            s.name,
+            s.transport.kind(),
+            s.transport.target(),
+            s.origin.label
+        ));
+    }
+    text
+}
