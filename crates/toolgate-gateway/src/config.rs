@@ -137,10 +137,8 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
             Some((n, d)) => (n, Some(d)),
             None => (body, None),
         };
-        let valid = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let valid =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !valid {
             return Err(format!("`${{{body}}}` is not a variable reference"));
         }
@@ -247,7 +245,9 @@ pub fn parse_entry(
 ) -> Result<ServerConfig, GatewayError> {
     let err = |m: String| GatewayError::Config(format!("{}: mcpServers.{name}: {m}", origin.label));
     if name.is_empty() || name.contains("__") {
-        return Err(err("a server name must be non-empty and free of `__`".into()));
+        return Err(err(
+            "a server name must be non-empty and free of `__`".into()
+        ));
     }
     let Value::Object(obj) = value else {
         return Err(err("expected an object".into()));
@@ -429,9 +429,17 @@ mod tests {
         );
         let v = serde_json::json!({"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}});
         let s = parse_entry("gh", &v, origin(), &env).unwrap();
-        assert!(matches!(s.transport, Transport::Http { ref headers, .. } if headers["Authorization"] == "Bearer s3cret"));
+        assert!(
+            matches!(s.transport, Transport::Http { ref headers, .. } if headers["Authorization"] == "Bearer s3cret")
+        );
         let v = serde_json::json!({"type": "sse", "url": "http://x/sse"});
-        assert_eq!(parse_entry("old", &v, origin(), &env).unwrap().transport.kind(), "sse");
+        assert_eq!(
+            parse_entry("old", &v, origin(), &env)
+                .unwrap()
+                .transport
+                .kind(),
+            "sse"
+        );
     }
 
     #[test]

@@ -144,11 +144,17 @@ impl Gateway {
                 }
                 let spec = spec_for(name.clone(), &def, cfg.trusted, cfg.call_timeout);
                 if let Err(e) = jsonschema::validator_for(&spec.input_schema) {
-                    skipped.push(skip(format!("its input schema is not valid JSON Schema: {e}")));
+                    skipped.push(skip(format!(
+                        "its input schema is not valid JSON Schema: {e}"
+                    )));
                     continue;
                 }
                 taken.insert(name, (cfg.name.clone(), upstream.clone()));
-                tools.push(Arc::new(UpstreamTool::new(Arc::clone(server), upstream, spec)));
+                tools.push(Arc::new(UpstreamTool::new(
+                    Arc::clone(server),
+                    upstream,
+                    spec,
+                )));
             }
         }
         (tools, skipped)

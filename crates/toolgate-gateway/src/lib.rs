@@ -24,7 +24,9 @@ pub use config::{Network, Origin, ServerConfig, Transport};
 pub use connect::{MAX_STDERR_BYTES, StderrLog};
 pub use gateway::{Gateway, Skipped};
 pub use server::{RESTART_BACKOFF_MAX, RESTART_BACKOFF_START, Server, Status};
-pub use tool::{MAX_RESULT_BINARY_BYTES, MAX_RESULT_TEXT_BYTES, MAX_STRUCTURED_BYTES, UpstreamTool};
+pub use tool::{
+    MAX_RESULT_BINARY_BYTES, MAX_RESULT_TEXT_BYTES, MAX_STRUCTURED_BYTES, UpstreamTool,
+};
 
 /// An upstream tool definition as the server sent it.
 pub use rmcp::model::Tool as UpstreamDefinition;

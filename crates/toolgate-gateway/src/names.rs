@@ -37,7 +37,10 @@ mod tests {
 
     #[test]
     fn names_are_sanitised_and_bounded() {
-        assert_eq!(tool_name("git hub", "get.issue").unwrap(), "mcp__git_hub__get_issue");
+        assert_eq!(
+            tool_name("git hub", "get.issue").unwrap(),
+            "mcp__git_hub__get_issue"
+        );
         assert_eq!(tool_name("s", "ü/x").unwrap(), "mcp__s____x");
         assert!(tool_name("s", &"x".repeat(60)).is_err());
         assert!(tool_name("s", "").is_err());

@@ -190,18 +190,29 @@ mod tests {
         let store = PinStore::new(&dir.path().join("mcp"));
         let v1 = vec![("t".to_owned(), "a".to_owned())];
         assert_eq!(store.check("k", &v1).unwrap()["t"], PinState::Approved);
-        let v2 = vec![("t".to_owned(), "b".to_owned()), ("n".to_owned(), "c".to_owned())];
+        let v2 = vec![
+            ("t".to_owned(), "b".to_owned()),
+            ("n".to_owned(), "c".to_owned()),
+        ];
         let states = store.check("k", &v2).unwrap();
         assert!(matches!(&states["t"], PinState::Changed { was: Some(w), .. } if w == "a"));
         assert!(matches!(&states["n"], PinState::Changed { was: None, .. }));
         store.approve("k", &v2).unwrap();
-        assert!(store.check("k", &v2).unwrap().values().all(|s| *s == PinState::Approved));
+        assert!(
+            store
+                .check("k", &v2)
+                .unwrap()
+                .values()
+                .all(|s| *s == PinState::Approved)
+        );
     }
 
     #[test]
     fn fingerprint_ignores_key_order_but_not_content() {
         let mk = |schema: Value, desc: &str| {
-            let Value::Object(m) = schema else { unreachable!() };
+            let Value::Object(m) = schema else {
+                unreachable!()
+            };
             rmcp::model::Tool::new("t", desc.to_owned(), std::sync::Arc::new(m))
         };
         let a = mk(json!({"type": "object", "properties": {}}), "d");

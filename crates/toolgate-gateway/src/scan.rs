@@ -25,7 +25,10 @@ fn zero_width(c: char) -> bool {
 /// What is suspicious in `text`, each finding a short label; empty when nothing is.
 pub fn scan(text: &str) -> Vec<String> {
     let mut found = Vec::new();
-    if text.chars().any(|c| ('\u{E0000}'..='\u{E007F}').contains(&c)) {
+    if text
+        .chars()
+        .any(|c| ('\u{E0000}'..='\u{E007F}').contains(&c))
+    {
         found.push("hidden Unicode tag characters".to_owned());
     }
     let mut run = 0usize;

@@ -42,7 +42,11 @@ impl std::fmt::Display for Status {
 
 pub(crate) enum Live {
     /// Connected: the connection, its current tool definitions and their pin states.
-    Up(Arc<Connection>, Vec<rmcp::model::Tool>, BTreeMap<String, PinState>),
+    Up(
+        Arc<Connection>,
+        Vec<rmcp::model::Tool>,
+        BTreeMap<String, PinState>,
+    ),
     Down(String),
     Waiting,
 }
@@ -60,7 +64,9 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("name", &self.config.name).finish()
+        f.debug_struct("Server")
+            .field("name", &self.config.name)
+            .finish()
     }
 }
 
@@ -174,10 +180,21 @@ impl Server {
                 // An unreadable store approves nothing: every tool waits.
                 Err(e) => defs
                     .into_iter()
-                    .map(|(n, now)| (n, PinState::Changed { was: None, now: format!("{now} ({e})") }))
+                    .map(|(n, now)| {
+                        (
+                            n,
+                            PinState::Changed {
+                                was: None,
+                                now: format!("{now} ({e})"),
+                            },
+                        )
+                    })
                     .collect(),
             },
-            None => defs.into_iter().map(|(n, _)| (n, PinState::Approved)).collect(),
+            None => defs
+                .into_iter()
+                .map(|(n, _)| (n, PinState::Approved))
+                .collect(),
         }
     }
 
@@ -192,8 +209,7 @@ impl Server {
             .runtime
             .spawn(async move {
                 let cwd = me.project.clone();
-                tokio::time::timeout(limit, connect(&me.config, &cwd, Arc::clone(&me.stderr)))
-                    .await
+                tokio::time::timeout(limit, connect(&me.config, &cwd, Arc::clone(&me.stderr))).await
             })
             .await;
         let next = match started {
@@ -264,11 +280,7 @@ impl Server {
 
     /// Reads the tool list again after `notifications/tools/list_changed`.
     pub(crate) async fn refresh(self: &Arc<Self>, conn: &Arc<Connection>) {
-        if !conn
-            .listener
-            .tools_changed
-            .swap(false, Ordering::SeqCst)
-        {
+        if !conn.listener.tools_changed.swap(false, Ordering::SeqCst) {
             return;
         }
         let Ok(tools) = conn.service.peer().list_all_tools().await else {

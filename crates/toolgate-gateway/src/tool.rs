@@ -121,7 +121,11 @@ impl Tool for UpstreamTool {
         match self.server.pin_state(&self.upstream) {
             Some(PinState::Approved) => {}
             Some(PinState::Changed { was, now }) => {
-                let what = if was.is_some() { "changed since it was approved" } else { "is new and not approved" };
+                let what = if was.is_some() {
+                    "changed since it was approved"
+                } else {
+                    "is new and not approved"
+                };
                 return Err(ToolError::Denied(format!(
                     "the definition of `{}` on MCP server `{server_name}` {what} (fingerprint {}); review it with `toolgate mcp get {server_name}` and run `toolgate mcp approve {server_name}`",
                     self.upstream,

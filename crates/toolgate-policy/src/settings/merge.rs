@@ -404,7 +404,8 @@ fn merge_mcp_servers(s: &mut Settings, at: &At, servers: serde_json::Map<String,
     for (name, value) in servers {
         let note = at.untrusted_note();
         if let Some(n) = &note {
-            s.warnings.push(format!("{}: mcpServers.{name} {n}", at.label));
+            s.warnings
+                .push(format!("{}: mcpServers.{name} {n}", at.label));
         }
         let replace = s
             .mcp_servers

@@ -25,8 +25,8 @@ use toolgate_protocol::PermissionMode;
 pub use load::{CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files};
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
-    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_MCP_FILE, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
-    TrustStatus, TrustStore, project_hash, real_project, steering_files,
+    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_MCP_FILE, PROJECT_SKILL_DIRS, TRUST_FILE,
+    TrustRecord, TrustStatus, TrustStore, project_hash, real_project, steering_files,
 };
 
 use crate::classifier::ClassifierConfig;

@@ -150,7 +150,11 @@ fn named<'a>(cmd: &str, gateway: &'a Gateway, name: &str) -> Result<&'a Server, 
             cmd,
             format!(
                 "no MCP server is named `{name}` (configured: {})",
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
             ),
         )
     })
@@ -191,7 +195,9 @@ fn list(args: &McpArgs) -> ExitCode {
             .iter()
             .map(|s| json!({"server": s.server, "tool": s.tool, "reason": s.reason}))
             .collect();
-        return finish(output::print_json(&json!({"servers": servers, "skipped": skipped})));
+        return finish(output::print_json(
+            &json!({"servers": servers, "skipped": skipped}),
+        ));
     }
     let mut text = String::new();
     if gateway.servers().is_empty() {
@@ -208,7 +214,10 @@ fn list(args: &McpArgs) -> ExitCode {
         ));
     }
     for s in &skipped {
-        text.push_str(&format!("  {}: tool `{}` left out: {}\n", s.server, s.tool, s.reason));
+        text.push_str(&format!(
+            "  {}: tool `{}` left out: {}\n",
+            s.server, s.tool, s.reason
+        ));
     }
     finish(output::print(&text))
 }
@@ -272,19 +281,32 @@ fn get(args: &McpNameArgs) -> ExitCode {
         c.transport.target(),
         c.origin.label,
         server.status(),
-        if c.trusted { "trusted (user settings)" } else { "untrusted (hints can only make decisions stricter)" }
+        if c.trusted {
+            "trusted (user settings)"
+        } else {
+            "untrusted (hints can only make decisions stricter)"
+        }
     );
     for t in &tools {
         let pin = match &t["pin"] {
             Value::String(s) => s.clone(),
             Value::Object(m) if m.contains_key("changed") => {
-                format!("CHANGED since approval: run `toolgate mcp approve {}`", c.name)
+                format!(
+                    "CHANGED since approval: run `toolgate mcp approve {}`",
+                    c.name
+                )
             }
             _ => format!("new, not approved: run `toolgate mcp approve {}`", c.name),
         };
-        text.push_str(&format!("  tool {}  [{pin}]\n", t["name"].as_str().unwrap_or_default()));
+        text.push_str(&format!(
+            "  tool {}  [{pin}]\n",
+            t["name"].as_str().unwrap_or_default()
+        ));
         for f in t["flags"].as_array().into_iter().flatten() {
-            text.push_str(&format!("    FLAGGED: {}\n", f.as_str().unwrap_or_default()));
+            text.push_str(&format!(
+                "    FLAGGED: {}\n",
+                f.as_str().unwrap_or_default()
+            ));
         }
     }
     let stderr = server.stderr();
@@ -331,13 +353,18 @@ fn target_file(scope: Scope, file: Option<&Path>, workspace: &Path) -> Result<Pa
     })
 }
 
-fn pairs(items: &[String], sep: char, what: &str) -> Result<serde_json::Map<String, Value>, String> {
+fn pairs(
+    items: &[String],
+    sep: char,
+    what: &str,
+) -> Result<serde_json::Map<String, Value>, String> {
     items
         .iter()
         .map(|i| match i.split_once(sep) {
-            Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_owned(), Value::String(v.trim_start().to_owned())))
-            }
+            Some((k, v)) if !k.trim().is_empty() => Ok((
+                k.trim().to_owned(),
+                Value::String(v.trim_start().to_owned()),
+            )),
             _ => Err(format!("{what} `{i}`: expected NAME{sep}VALUE")),
         })
         .collect()
@@ -345,7 +372,10 @@ fn pairs(items: &[String], sep: char, what: &str) -> Result<serde_json::Map<Stri
 
 fn add(args: &McpAddArgs) -> ExitCode {
     let entry = (|| -> Result<Value, String> {
-        let (first, rest) = args.target.split_first().ok_or("a command or URL is needed")?;
+        let (first, rest) = args
+            .target
+            .split_first()
+            .ok_or("a command or URL is needed")?;
         if args.transport == "stdio" {
             let mut e = json!({"command": first, "args": rest});
             if !args.env.is_empty() {
@@ -397,7 +427,11 @@ fn remove(args: &McpRemoveArgs) -> ExitCode {
         ))),
         Ok(false) => usage_error(
             "mcp remove",
-            format!("no MCP server is named `{}` in {}", args.name, path.display()),
+            format!(
+                "no MCP server is named `{}` in {}",
+                args.name,
+                path.display()
+            ),
         ),
         Err(e) => usage_error("mcp remove", e),
     }
