@@ -127,8 +127,9 @@ pub(crate) async fn connect(
                 .map_err(|e| format!("initialize failed: {e}"))?;
             (service, Some(child))
         }
-        Transport::Http { .. } => {
-            return Err("the Streamable HTTP client transport is not supported yet".into());
+        Transport::Http { url, headers } => {
+            let service = crate::http::connect(client, url, headers).await?;
+            (service, None)
         }
         Transport::Sse { .. } => {
             return Err("the legacy HTTP+SSE transport is not supported yet".into());

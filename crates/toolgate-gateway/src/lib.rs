@@ -14,6 +14,7 @@ pub mod config;
 mod connect;
 pub mod edit;
 mod gateway;
+mod http;
 pub mod names;
 pub mod pins;
 pub mod scan;
@@ -23,6 +24,7 @@ mod tool;
 pub use config::{Network, Origin, ServerConfig, Transport};
 pub use connect::{MAX_STDERR_BYTES, StderrLog};
 pub use gateway::{Gateway, Skipped};
+pub use http::{MAX_HTTP_BODY_BYTES, MAX_SSE_EVENT_BYTES};
 pub use server::{RESTART_BACKOFF_MAX, RESTART_BACKOFF_START, Server, Status};
 pub use tool::{
     MAX_RESULT_BINARY_BYTES, MAX_RESULT_TEXT_BYTES, MAX_STRUCTURED_BYTES, UpstreamTool,
