@@ -81,11 +81,11 @@ impl Transport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Network {
     /// No network.
+    #[default]
     None,
     /// Through the sandbox proxy and its domain allow list.
     Proxy,
     /// Unrestricted.
-    #[default]
     Full,
 }
 
@@ -105,12 +105,15 @@ pub struct ServerConfig {
     pub name: String,
     /// How it is reached.
     pub transport: Transport,
-    /// Its room's network (stdio servers).
+    /// Its room's network (stdio servers): `none` unless the entry says otherwise.
     pub network: Network,
     /// Whether its room may write the workspace (stdio servers).
     pub write: bool,
     /// Its annotations are believed (only from user or managed settings).
     pub trusted: bool,
+    /// Whether a stdio server runs in a sandbox room: the server's `sandbox`, else the
+    /// settings' `sandbox.enabled` (filled in by [`servers`]).
+    pub sandbox: Option<bool>,
     /// The time limit of each call.
     pub call_timeout: Duration,
     /// The time limit of start-up.
@@ -169,6 +172,7 @@ pub fn servers_with(
     settings: &Settings,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<ServerConfig>, GatewayError> {
+    let sandbox_on = settings.sandbox.get("enabled").and_then(Value::as_bool) == Some(true);
     let mut out = Vec::new();
     for (name, entry) in &settings.mcp_servers {
         let source = settings.sources.get(entry.source);
@@ -191,6 +195,9 @@ pub fn servers_with(
         }
         out.push(server);
     }
+    for server in &mut out {
+        server.sandbox = Some(server.sandbox.unwrap_or(sandbox_on));
+    }
     Ok(out)
 }
 
@@ -207,6 +214,11 @@ pub fn load_mcp_json(
             return Err(GatewayError::Config(format!("{}: {e}", path.display())));
         }
     };
+    // An empty file lists nothing (the sandbox leaves an empty placeholder while a room
+    // runs where the project has none).
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         GatewayError::Config(format!(
             "{}:{}:{}: {}",
@@ -290,9 +302,9 @@ pub fn parse_entry(
         }
     };
     let network = match str_field(obj, "network").map_err(&err)? {
-        None | Some("full") => Network::Full,
+        None | Some("none") => Network::None,
         Some("proxy") => Network::Proxy,
-        Some("none") => Network::None,
+        Some("full") => Network::Full,
         Some(o) => return Err(err(format!("network `{o}`: expected none, proxy or full"))),
     };
     let trusted_level = matches!(origin.kind, Some(SourceKind::User | SourceKind::Managed));
@@ -301,6 +313,11 @@ pub fn parse_entry(
         transport,
         network,
         write: bool_field(obj, "write").map_err(&err)?,
+        sandbox: match obj.get("sandbox") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(err("`sandbox` must be true or false".into())),
+        },
         trusted: bool_field(obj, "trusted").map_err(&err)? && trusted_level,
         call_timeout: ms_field(obj, "timeout", DEFAULT_CALL_TIMEOUT)
             .map_err(&err)?

@@ -2,6 +2,8 @@
 //! stderr log, the MCP handshake and the first `tools/list`, all within the start-up limit.
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,7 +13,9 @@ use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::io::AsyncBufReadExt as _;
 
-use crate::config::{INHERITED_ENV, ServerConfig, Transport};
+use toolgate_sandbox::{NetworkMode, SandboxPolicy};
+
+use crate::config::{INHERITED_ENV, Network, ServerConfig, Transport};
 
 /// The most stderr kept per server (the tail; older lines are dropped).
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
@@ -72,6 +76,48 @@ impl ClientHandler for GatewayClient {
     }
 }
 
+/// The command that starts a stdio server: in a sandbox room when the server's settings
+/// (or the session's `sandbox.enabled`) ask for one — the workspace read-only unless the
+/// server may `write`, the network per `network`, the home directory's credentials hidden.
+fn stdio_command(
+    server: &ServerConfig,
+    command: &str,
+    args: &[String],
+    cwd: &Path,
+) -> Result<tokio::process::Command, String> {
+    if server.sandbox != Some(true) {
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args).current_dir(cwd);
+        return Ok(cmd);
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut policy = SandboxPolicy::workspace_write(cwd, home.as_deref());
+    if !server.write {
+        // Read-only, yet visible: the workspace stays a root of the room (a root outside
+        // it could sit under the room's private /tmp) with a read-only carve-out over all
+        // of it.
+        policy.filesystem.write_denied.push(cwd.to_path_buf());
+    }
+    policy.network.mode = match server.network {
+        Network::None => NetworkMode::None,
+        Network::Full => NetworkMode::Full,
+        Network::Proxy => {
+            return Err(
+                "`network: \"proxy\"` is not supported for MCP servers yet; use none or full"
+                    .into(),
+            );
+        }
+    };
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the sandbox helper: {e}"))?;
+    let mut argv = vec![OsString::from(command)];
+    argv.extend(args.iter().map(OsString::from));
+    let std_cmd =
+        toolgate_sandbox::command(&policy, &toolgate_sandbox::helper_exe(&exe), &argv, cwd)
+            .map_err(|e| format!("cannot set up the sandbox: {e}"))?;
+    Ok(tokio::process::Command::from(std_cmd))
+}
+
 /// A live connection.
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, GatewayClient>,
@@ -93,14 +139,14 @@ pub(crate) async fn connect(
     };
     let (service, child) = match &server.transport {
         Transport::Stdio { command, args, env } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args)
-                .current_dir(cwd)
-                .env_clear()
+            let mut cmd = stdio_command(server, command, args, cwd)?;
+            cmd.env_clear()
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
-                .kill_on_drop(true);
+                // A sandboxed server stops when its stdin closes, so the room's helper can
+                // clean up after it (a SIGKILLed helper leaves its placeholders behind).
+                .kill_on_drop(server.sandbox != Some(true));
             for name in INHERITED_ENV {
                 if let Some(v) = std::env::var_os(name) {
                     cmd.env(name, v);

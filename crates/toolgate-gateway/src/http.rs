@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use rmcp::ServiceExt as _;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -19,7 +20,6 @@ use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse,
 };
-use rmcp::ServiceExt as _;
 use sse_stream::{Sse, SseStream};
 
 use crate::connect::GatewayClient;
@@ -59,7 +59,10 @@ impl Client {
         custom: HashMap<HeaderName, HeaderValue>,
     ) -> reqwest::RequestBuilder {
         let mut b = builder
-            .header(http::header::ACCEPT, format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"))
+            .header(
+                http::header::ACCEPT,
+                format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
+            )
             .headers(self.headers.clone());
         if let Some(s) = session {
             b = b.header(HEADER_SESSION_ID, s);
@@ -78,7 +81,11 @@ impl Client {
 async fn bounded_body(response: reqwest::Response) -> Result<Vec<u8>, Error> {
     let mut body = Vec::new();
     let mut response = response;
-    while let Some(chunk) = response.chunk().await.map_err(StreamableHttpError::Client)? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(StreamableHttpError::Client)?
+    {
         if body.len() + chunk.len() > MAX_HTTP_BODY_BYTES {
             return Err(StreamableHttpError::ResponseBodyTooLarge {
                 max_size: MAX_HTTP_BODY_BYTES,
@@ -144,7 +151,10 @@ impl StreamableHttpClient for Client {
         if !response.status().is_success() {
             return Err(unexpected(format!("HTTP {} on GET", response.status())));
         }
-        if !media_type_is(response.headers().get(http::header::CONTENT_TYPE), EVENT_STREAM_MIME_TYPE) {
+        if !media_type_is(
+            response.headers().get(http::header::CONTENT_TYPE),
+            EVENT_STREAM_MIME_TYPE,
+        ) {
             return Err(StreamableHttpError::UnexpectedContentType(
                 response
                     .headers()
@@ -212,7 +222,10 @@ impl StreamableHttpClient for Client {
             .map(str::to_owned);
         let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
         if media_type_is(content_type.as_ref(), EVENT_STREAM_MIME_TYPE) && status.is_success() {
-            return Ok(StreamableHttpPostResponse::Sse(sse_events(response), session));
+            return Ok(StreamableHttpPostResponse::Sse(
+                sse_events(response),
+                session,
+            ));
         }
         if media_type_is(content_type.as_ref(), JSON_MIME_TYPE) {
             let body = bounded_body(response).await?;

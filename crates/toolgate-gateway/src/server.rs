@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -59,6 +59,10 @@ pub struct Server {
     pub(crate) live: Mutex<Live>,
     pub(crate) stderr: Arc<StderrLog>,
     restarts: AtomicU32,
+    /// Set while a restart after a crash is scheduled or running.
+    restarting: AtomicBool,
+    /// Bumped whenever the state changes, for calls waiting on a restart.
+    changed: tokio::sync::watch::Sender<u64>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -89,6 +93,8 @@ impl Server {
             live: Mutex::new(live),
             stderr: Arc::new(StderrLog::default()),
             restarts: AtomicU32::new(0),
+            restarting: AtomicBool::new(false),
+            changed: tokio::sync::watch::Sender::new(0),
             runtime,
         }
     }
@@ -225,6 +231,18 @@ impl Server {
             Err(e) => Live::Down(format!("start-up task failed: {e}")),
         };
         *self.lock() = next;
+        self.restarting.store(false, Ordering::SeqCst);
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Waits (at most `limit`) for a restart in progress to finish; returns at once when
+    /// none is.
+    pub(crate) async fn await_restart(&self, limit: Duration) {
+        let mut rx = self.changed.subscribe();
+        if !self.restarting.load(Ordering::SeqCst) {
+            return;
+        }
+        let _ = tokio::time::timeout(limit, rx.changed()).await;
     }
 
     /// The connection's peer, when connected.
@@ -263,7 +281,10 @@ impl Server {
         {
             let mut live = self.lock();
             match &*live {
-                Live::Up(c, _, _) if Arc::ptr_eq(c, conn) => *live = Live::Down(why),
+                Live::Up(c, _, _) if Arc::ptr_eq(c, conn) => {
+                    self.restarting.store(true, Ordering::SeqCst);
+                    *live = Live::Down(why);
+                }
                 _ => return,
             }
         }

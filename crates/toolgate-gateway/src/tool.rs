@@ -111,6 +111,8 @@ impl Tool for UpstreamTool {
     async fn run(&self, prepared: Prepared, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let input = prepared.into_input::<Value>()?;
         let server_name = &self.server.config.name;
+        // A server restarting after a crash gets the call's time to come back.
+        self.server.await_restart(ctx.timeout).await;
         let Some((peer, conn)) = self.server.peer() else {
             return Err(ToolError::Failed(format!(
                 "MCP server `{server_name}` is not connected ({})",
