@@ -20,6 +20,39 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest time limit a server's `timeout` may set for its calls.
 pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(3600);
 
+/// Set in the environment of every stdio upstream: a toolgate started as an upstream of
+/// toolgate starts no upstreams of its own, so a `.mcp.json` that names toolgate cannot
+/// make it start itself without end.
+pub const UPSTREAM_MARKER_ENV: &str = "TOOLGATE_MCP_UPSTREAM";
+
+/// Why `server` must not start because it would loop back into toolgate, if it would:
+/// this process is itself an upstream of a toolgate, or the server's command is this
+/// very executable.
+pub fn refuse_loop(server: &ServerConfig) -> Option<String> {
+    if std::env::var_os(UPSTREAM_MARKER_ENV).is_some() {
+        return Some(
+            "this toolgate runs as an MCP upstream of another toolgate and starts no upstreams of its own".into(),
+        );
+    }
+    let Transport::Stdio { command, .. } = &server.transport else {
+        return None;
+    };
+    let me = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let found = if command.contains('/') {
+        Path::new(command).canonicalize().ok()
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(command))
+                .find(|p| p.is_file())
+                .and_then(|p| p.canonicalize().ok())
+        })
+    };
+    (found.as_deref() == Some(me.as_path())).then(|| {
+        "its command is this toolgate itself; it is not started (that would loop)".to_owned()
+    })
+}
+
 /// The variables a stdio server inherits from toolgate's environment besides its `env`.
 pub const INHERITED_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 

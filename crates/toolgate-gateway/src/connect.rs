@@ -152,7 +152,7 @@ pub(crate) async fn connect(
                     cmd.env(name, v);
                 }
             }
-            cmd.envs(env);
+            cmd.envs(env).env(crate::config::UPSTREAM_MARKER_ENV, "1");
             let mut child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;

@@ -209,6 +209,10 @@ impl Server {
         if matches!(*self.lock(), Live::Waiting) {
             return;
         }
+        if let Some(why) = crate::config::refuse_loop(&self.config) {
+            *self.lock() = Live::Down(why);
+            return;
+        }
         let me = Arc::clone(self);
         let limit = self.config.startup_timeout;
         let started = self

@@ -563,3 +563,44 @@ fn sandboxed_servers_get_a_read_only_workspace_and_no_network() {
     assert_eq!(text(&r[1]), "connected", "{}", r[1]);
     drop(listener);
 }
+
+#[test]
+fn toolgate_never_starts_itself_as_its_own_upstream() {
+    let env = Env::new();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let inner = json!({"mcpServers": {"inner": fixture(&[])}}).to_string();
+    let s = env.settings(json!({
+        // The same executable: not started.
+        "me": {"command": bin, "args": ["serve", "--workspace", "."]},
+        // A copy of it under another name starts, but without upstreams of its own.
+        "copy": {"command": "sh", "args": ["-c", format!("exec {bin} serve --workspace . --settings '{inner}'")]},
+    }));
+    let out = env.run(&["mcp", "list", "--settings", &s]);
+    let list = stdout(&out);
+    assert!(
+        list.contains("me  stdio") && list.contains("that would loop"),
+        "{list}"
+    );
+    let tools = stdout(&env.run(&["tools", "--settings", &s, "--json"]));
+    assert!(tools.contains("mcp__copy__Read"), "{tools}");
+    assert!(!tools.contains("inner"), "{tools}");
+}
+
+#[test]
+fn garbage_and_unsupported_requests_from_an_upstream_break_nothing() {
+    let env = Env::new();
+    let s = env.settings(json!({"g": fixture(&["--garbage"]), "fx": fixture(&[])}));
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__g", "--allow", "mcp__fx"],
+        &[
+            ("mcp__g__echo", json!({"a": 1})),
+            ("mcp__fx__sample", json!({})),
+            ("mcp__fx__echo", json!({"b": 2})),
+        ],
+    );
+    // Lines that are not JSON-RPC are skipped; the answer after them arrives.
+    assert_eq!(text(&r[0]), r#"{"a": 1}"#, "{}", r[0]);
+    // A request toolgate does not serve (sampling) gets "method not found".
+    assert!(text(&r[1]).contains("-32601"), "{}", r[1]);
+    assert_eq!(text(&r[2]), r#"{"b": 2}"#, "{}", r[2]);
+}
