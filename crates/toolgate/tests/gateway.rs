@@ -375,9 +375,8 @@ fn misbehaving_calls_fail_cleanly() {
         ("mcp__fx__env", json!({})),
         ("mcp__fx__flood", json!({"mb": 2})),
         ("mcp__fx__hang", json!({})),
-        ("mcp__fx__crash", json!({})),
     ];
-    cmd_calls.push(("mcp__fx__echo", json!({})));
+    cmd_calls.push(("mcp__fx__fail", json!({})));
     let mut child = env.bin();
     child.env("LEAK_ME", "secret");
     let r = {
@@ -415,11 +414,9 @@ fn misbehaving_calls_fail_cleanly() {
     assert!(flood.contains("was cut at"));
     // A call that never answers times out and the upstream is told it was cancelled.
     assert_eq!(code(&r[2]), Some("timeout"));
-    // A crash fails the call in flight; the server is restarted and the next call waits
-    // for it.
+    // isError: the call fails with the upstream's text.
     assert_eq!(code(&r[3]), Some("execution_failed"));
-    assert!(text(&r[3]).contains("being restarted"), "{}", r[3]);
-    assert_eq!(code(&r[4]), None, "{}", r[4]);
+    assert!(text(&r[3]).contains("upstream says no"), "{}", r[3]);
     let seen = std::fs::read_to_string(&log).unwrap();
     assert!(seen.contains("notifications/cancelled"), "{seen}");
 }
@@ -603,4 +600,20 @@ fn garbage_and_unsupported_requests_from_an_upstream_break_nothing() {
     // A request toolgate does not serve (sampling) gets "method not found".
     assert!(text(&r[1]).contains("-32601"), "{}", r[1]);
     assert_eq!(text(&r[2]), r#"{"b": 2}"#, "{}", r[2]);
+}
+
+#[test]
+fn a_crashed_server_fails_its_call_and_is_restarted_for_the_next() {
+    let env = Env::new();
+    let s = env.settings(json!({"fx": fixture(&[])}));
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__fx"],
+        &[
+            ("mcp__fx__crash", json!({})),
+            ("mcp__fx__echo", json!({"after": "restart"})),
+        ],
+    );
+    assert_eq!(code(&r[0]), Some("execution_failed"));
+    assert!(text(&r[0]).contains("being restarted"), "{}", r[0]);
+    assert_eq!(text(&r[1]), r#"{"after": "restart"}"#, "{}", r[1]);
 }
