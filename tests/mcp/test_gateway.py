@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The MCP gateway end to end: the official Python MCP SDK talks to `toolgate serve`, which
-has real upstreams behind it (`@modelcontextprotocol/server-everything` over stdio and
-Streamable HTTP, `@modelcontextprotocol/server-filesystem`, pinned under tests/mcp/everything
+has real upstreams behind it (`@modelcontextprotocol/server-everything` over stdio,
+Streamable HTTP and the legacy HTTP+SSE transport, `@modelcontextprotocol/server-filesystem`, pinned under tests/mcp/everything
 and bench/mcp-filesystem) and the misbehaving fixture tests/mcp/fixtures/upstream.py.
 
 Usage: test_gateway.py PATH/TO/toolgate [--only NAME]
@@ -125,13 +125,13 @@ async def deny_ask_and_allow_reach_upstream_tools():
         assert not s.is_error and s.structured_content and "temperature" in s.structured_content, s
 
 
-@test
-async def streamable_http_upstream():
+async def http_upstream(mode: str, path: str, transport: str):
+    """server-everything in `mode` on a free port, behind `serve` as `transport`."""
     env = Env()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    upstream = subprocess.Popen([str(EVERYTHING), "streamableHttp"], env=dict(os.environ, PORT=str(port)),
+    upstream = subprocess.Popen([str(EVERYTHING), mode], env=dict(os.environ, PORT=str(port)),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
@@ -141,13 +141,25 @@ async def streamable_http_upstream():
                 break
             except OSError:
                 await asyncio.sleep(0.2)
-        servers = {"ev": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}
+        servers = {"ev": {"type": transport, "url": f"http://127.0.0.1:{port}{path}"}}
         async with env.client(servers, "--allow", "mcp__ev") as c:
-            r = await c.call_tool("mcp__ev__echo", {"message": "over http"})
-            assert not r.is_error and "Echo: over http" in text(r), text(r)
+            r = await c.call_tool("mcp__ev__echo", {"message": f"over {transport}"})
+            assert not r.is_error and f"Echo: over {transport}" in text(r), text(r)
+            total = await c.call_tool("mcp__ev__get-sum", {"a": 2, "b": 3})
+            assert not total.is_error and "5" in text(total), text(total)
     finally:
         upstream.kill()
         upstream.wait()
+
+
+@test
+async def streamable_http_upstream():
+    await http_upstream("streamableHttp", "/mcp", "http")
+
+
+@test
+async def legacy_sse_upstream():
+    await http_upstream("sse", "/sse", "sse")
 
 
 @test

@@ -177,8 +177,9 @@ pub(crate) async fn connect(
             let service = crate::http::connect(client, url, headers).await?;
             (service, None)
         }
-        Transport::Sse { .. } => {
-            return Err("the legacy HTTP+SSE transport is not supported yet".into());
+        Transport::Sse { url, headers } => {
+            let service = crate::sse::connect(client, url, headers).await?;
+            (service, None)
         }
     };
     let tools = service

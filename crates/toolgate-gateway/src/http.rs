@@ -97,7 +97,7 @@ async fn bounded_body(response: reqwest::Response) -> Result<Vec<u8>, Error> {
 }
 
 /// An SSE body as events, refusing one event larger than [`MAX_SSE_EVENT_BYTES`].
-fn sse_events(response: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
+pub(crate) fn sse_events(response: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
     let mut since_event = 0usize;
     // reqwest's `stream` feature is off in the workspace; `chunk()` reads the same body.
     let chunks = futures::stream::unfold(response, |mut r| async move {
@@ -249,18 +249,24 @@ impl StreamableHttpClient for Client {
     }
 }
 
-/// Connects to a Streamable HTTP server.
-pub(crate) async fn connect(
-    client: GatewayClient,
-    url: &str,
-    headers: &BTreeMap<String, String>,
-) -> Result<RunningService<RoleClient, GatewayClient>, String> {
+/// The configured headers as a header map; a name or value HTTP cannot carry is an error.
+pub(crate) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
     let mut map = HeaderMap::new();
     for (k, v) in headers {
         let name = HeaderName::try_from(k.as_str()).map_err(|e| format!("header `{k}`: {e}"))?;
         let value = HeaderValue::try_from(v.as_str()).map_err(|e| format!("header `{k}`: {e}"))?;
         map.insert(name, value);
     }
+    Ok(map)
+}
+
+/// Connects to a Streamable HTTP server.
+pub(crate) async fn connect(
+    client: GatewayClient,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<RunningService<RoleClient, GatewayClient>, String> {
+    let map = header_map(headers)?;
     let http = reqwest::Client::builder()
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;

@@ -19,6 +19,7 @@ pub mod names;
 pub mod pins;
 pub mod scan;
 mod server;
+mod sse;
 mod tool;
 
 pub use config::{Network, Origin, ServerConfig, Transport};
