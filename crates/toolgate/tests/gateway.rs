@@ -617,3 +617,55 @@ fn a_crashed_server_fails_its_call_and_is_restarted_for_the_next() {
     assert!(text(&r[0]).contains("being restarted"), "{}", r[0]);
     assert_eq!(text(&r[1]), r#"{"after": "restart"}"#, "{}", r[1]);
 }
+
+#[test]
+fn hooks_and_constraints_apply_to_upstream_tools() {
+    let env = Env::new();
+    let settings = json!({
+        "mcpServers": {"fx": fixture(&[])},
+        "hooks": {"PreToolUse": [{"matcher": "mcp__fx__f.*", "hooks": [
+            {"type": "command", "command": "echo 'no failing tools' >&2; exit 2"}
+        ]}]},
+        "toolgate": {"constraints": {
+            "mcp__fx__*": {"rate": {"calls": 2, "perSeconds": 3600}},
+        }},
+    });
+    let p = env.path("settings.json");
+    std::fs::write(&p, settings.to_string()).unwrap();
+    let s = p.to_str().unwrap();
+    let r = env.exec(
+        &["--settings", s, "--allow", "mcp__fx"],
+        &[
+            ("mcp__fx__fail", json!({})),
+            ("mcp__fx__echo", json!({"n": 1})),
+            ("mcp__fx__echo", json!({"n": 2})),
+            ("mcp__fx__echo", json!({"n": 3})),
+        ],
+    );
+    // The hook's matcher is a regex over the upstream tool's registry name.
+    assert_eq!(code(&r[0]), Some("denied"), "{}", r[0]);
+    assert!(text(&r[0]).contains("no failing tools"), "{}", r[0]);
+    assert_eq!(code(&r[1]), None, "{}", r[1]);
+    // Two calls per hour for the server's tools: the fourth call is past the limit however
+    // the hook-denied one is counted.
+    assert_eq!(code(&r[3]), Some("rate_limited"), "{}", r[3]);
+}
+
+#[test]
+fn a_project_settings_server_waits_for_trust() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws().join(".toolgate")).unwrap();
+    std::fs::write(
+        env.ws().join(".toolgate/settings.json"),
+        json!({"mcpServers": {"proj": fixture(&[])}}).to_string(),
+    )
+    .unwrap();
+    let list = stdout(&env.run(&["mcp", "list"]));
+    assert!(
+        list.contains("proj  stdio") && list.contains("waits for `toolgate trust`"),
+        "{list}"
+    );
+    assert!(env.run(&["trust", "."]).status.success());
+    let list = stdout(&env.run(&["mcp", "list"]));
+    assert!(list.contains("connected ("), "{list}");
+}
