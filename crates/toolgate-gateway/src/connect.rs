@@ -167,6 +167,7 @@ pub(crate) async fn connect(
                     }
                 });
             }
+            let stdout = crate::linecap::LineCap::new(stdout, crate::linecap::MAX_STDIO_LINE_BYTES);
             let service = client
                 .serve((stdout, stdin))
                 .await

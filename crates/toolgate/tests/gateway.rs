@@ -669,3 +669,23 @@ fn a_project_settings_server_waits_for_trust() {
     let list = stdout(&env.run(&["mcp", "list"]));
     assert!(list.contains("connected ("), "{list}");
 }
+
+#[test]
+fn a_100_mb_result_fails_at_once_with_a_clear_error() {
+    let env = Env::new();
+    let s = env.settings(json!({"fx": fixture(&[])}));
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__fx"],
+        &[
+            ("mcp__fx__flood", json!({"mb": 100})),
+            ("mcp__fx__echo", json!({"still": "here"})),
+        ],
+    );
+    assert_eq!(code(&r[0]), Some("execution_failed"), "{}", r[0]);
+    assert!(
+        text(&r[0]).contains("more than the 16777216 this gateway reads"),
+        "{}",
+        r[0]
+    );
+    assert_eq!(text(&r[1]), r#"{"still": "here"}"#, "{}", r[1]);
+}
