@@ -163,6 +163,19 @@ async def legacy_sse_upstream():
 
 
 @test
+async def a_profile_chooses_the_upstream_tools_a_client_sees():
+    env = Env()
+    profiles = {"toolgate": {"profiles": {"reader": {"tools": ["Read", "mcp__everything__get-*"]}}}}
+    async with env.client({"everything": everything()}, "--settings", json.dumps(profiles),
+                          "--profile", "reader", "--allow", "mcp__everything") as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert "Read" in names and "mcp__everything__get-sum" in names, sorted(names)
+        assert "Bash" not in names and "mcp__everything__echo" not in names, sorted(names)
+        r = await c.call_tool("mcp__everything__echo", {"message": "hidden"})
+        assert r.is_error, text(r)
+
+
+@test
 async def a_rug_pull_is_refused_until_approved():
     env = Env()
     tools = env.root / "tools.json"

@@ -514,4 +514,48 @@ mod tests {
         };
         assert!(parse_entry("s", &v, user, &env).unwrap().trusted);
     }
+
+    fn settings_with(dir: &Path, trusted: bool) -> Settings {
+        let mut s = Settings {
+            project: dir.to_path_buf(),
+            trusted,
+            ..Settings::default()
+        };
+        s.sources.push(toolgate_policy::settings::SourceInfo {
+            kind: SourceKind::User,
+            label: "user settings".into(),
+            path: None,
+            anchor: dir.to_path_buf(),
+            claude: false,
+        });
+        s.mcp_servers.insert(
+            "both".into(),
+            toolgate_policy::settings::Sourced {
+                value: serde_json::json!({"command": "from-settings"}),
+                source: 0,
+                active: true,
+                note: None,
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn settings_hide_mcp_json_servers_and_mcp_json_waits_for_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".mcp.json"),
+            r#"{"mcpServers": {"both": {"command": "from-file"}, "only": {"command": "x"}}}"#,
+        )
+        .unwrap();
+        let got = servers_with(&settings_with(dir.path(), false), &env).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].transport.target(), "from-settings");
+        assert!(got[0].waits.is_none());
+        assert_eq!(got[1].name, "only");
+        assert!(got[1].waits.is_some());
+        assert_eq!(got[1].sandbox, Some(false));
+        let got = servers_with(&settings_with(dir.path(), true), &env).unwrap();
+        assert!(got[1].waits.is_none());
+    }
 }
