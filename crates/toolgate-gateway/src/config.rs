@@ -155,6 +155,32 @@ pub struct ServerConfig {
     pub origin: Origin,
     /// Why it does not start, when it waits for `toolgate trust`.
     pub waits: Option<String>,
+    /// Why its entry cannot be used (an unset variable, a field of the wrong type): it is
+    /// reported as failed, and the other servers start.
+    pub invalid: Option<String>,
+}
+
+impl ServerConfig {
+    /// An entry that could not be parsed, kept so that it is reported by name.
+    fn invalid(name: &str, origin: Origin, why: String) -> Self {
+        Self {
+            name: name.to_owned(),
+            transport: Transport::Stdio {
+                command: String::new(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+            },
+            network: Network::None,
+            write: false,
+            trusted: false,
+            sandbox: None,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            origin,
+            waits: None,
+            invalid: Some(why),
+        }
+    }
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text` with `lookup`; an unset variable without
@@ -213,7 +239,8 @@ pub fn servers_with(
             label: source.map_or_else(|| "settings".to_owned(), |s| s.label.clone()),
             kind: source.map(|s| s.kind),
         };
-        let mut server = parse_entry(name, &entry.value, origin, lookup)?;
+        let mut server = parse_entry(name, &entry.value, origin.clone(), lookup)
+            .unwrap_or_else(|e| ServerConfig::invalid(name, origin, e.to_string()));
         server.waits = entry.note.clone();
         out.push(server);
     }
@@ -275,10 +302,13 @@ pub fn load_mcp_json(
         label: path.display().to_string(),
         kind: None,
     };
-    servers
+    Ok(servers
         .iter()
-        .map(|(name, v)| parse_entry(name, v, origin.clone(), lookup))
-        .collect()
+        .map(|(name, v)| {
+            parse_entry(name, v, origin.clone(), lookup)
+                .unwrap_or_else(|e| ServerConfig::invalid(name, origin.clone(), e.to_string()))
+        })
+        .collect())
 }
 
 /// Parses one `mcpServers` entry.
@@ -358,6 +388,7 @@ pub fn parse_entry(
         startup_timeout: ms_field(obj, "startupTimeout", DEFAULT_STARTUP_TIMEOUT).map_err(&err)?,
         origin,
         waits: None,
+        invalid: None,
     })
 }
 

@@ -83,6 +83,8 @@ impl Server {
     ) -> Self {
         let live = if config.waits.is_some() {
             Live::Waiting
+        } else if let Some(why) = &config.invalid {
+            Live::Down(why.clone())
         } else {
             Live::Down("not started".into())
         };
@@ -206,7 +208,7 @@ impl Server {
 
     /// Starts the server (on the gateway runtime) within its start-up limit.
     pub(crate) async fn start(self: &Arc<Self>) {
-        if matches!(*self.lock(), Live::Waiting) {
+        if matches!(*self.lock(), Live::Waiting) || self.config.invalid.is_some() {
             return;
         }
         if let Some(why) = crate::config::refuse_loop(&self.config) {

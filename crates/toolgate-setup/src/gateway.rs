@@ -49,10 +49,10 @@ pub fn config_status(settings: &Settings) -> String {
     };
     let mut text = String::new();
     for s in servers {
-        let state = if s.waits.is_some() {
-            "waits for `toolgate trust`"
-        } else {
-            "starts with each session"
+        let state = match (&s.invalid, &s.waits) {
+            (Some(why), _) => format!("invalid: {why}"),
+            (None, Some(_)) => "waits for `toolgate trust`".to_owned(),
+            (None, None) => "starts with each session".to_owned(),
         };
         text.push_str(&format!(
             "mcp      {} ({} {}) from {}: {state}\n",

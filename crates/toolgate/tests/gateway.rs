@@ -689,3 +689,27 @@ fn a_100_mb_result_fails_at_once_with_a_clear_error() {
     );
     assert_eq!(text(&r[1]), r#"{"still": "here"}"#, "{}", r[1]);
 }
+
+#[test]
+fn an_unusable_entry_fails_alone() {
+    let env = Env::new();
+    let mut fx = fixture(&[]);
+    fx["env"] = json!({"TOKEN": "${GATEWAY_TEST_UNSET_VARIABLE}"});
+    let s = env.settings(json!({"needs": fx, "bad": {"command": 7}, "ok": fixture(&[])}));
+    let list = stdout(&env.run(&["mcp", "list", "--settings", &s]));
+    assert!(
+        list.contains("`GATEWAY_TEST_UNSET_VARIABLE` is not set"),
+        "{list}"
+    );
+    assert!(list.contains("`command` must be a string"), "{list}");
+    let config = stdout(&env.run(&["config", "--settings", &s]));
+    assert!(
+        config.contains("mcp      bad") && config.contains("invalid:"),
+        "{config}"
+    );
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__ok"],
+        &[("mcp__ok__echo", json!({}))],
+    );
+    assert_eq!(code(&r[0]), None, "{}", r[0]);
+}
