@@ -140,6 +140,11 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Its room's network (stdio servers): `none` unless the entry says otherwise.
     pub network: Network,
+    /// Under `network: "proxy"`: the domains the proxy lets through (the entry's
+    /// `allowedDomains`, else the settings' `sandbox.network.allowedDomains`).
+    pub allowed_domains: Vec<String>,
+    /// Under `network: "proxy"`: the domains it refuses (`sandbox.network.deniedDomains`).
+    pub denied_domains: Vec<String>,
     /// Whether its room may write the workspace (stdio servers).
     pub write: bool,
     /// Its annotations are believed (only from user or managed settings).
@@ -171,6 +176,8 @@ impl ServerConfig {
                 env: BTreeMap::new(),
             },
             network: Network::None,
+            allowed_domains: Vec::new(),
+            denied_domains: Vec::new(),
             write: false,
             trusted: false,
             sandbox: None,
@@ -255,8 +262,24 @@ pub fn servers_with(
         }
         out.push(server);
     }
+    let domains = |key: &str| -> Vec<String> {
+        settings
+            .sandbox
+            .pointer(&format!("/network/{key}"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     for server in &mut out {
         server.sandbox = Some(server.sandbox.unwrap_or(sandbox_on));
+        if server.allowed_domains.is_empty() {
+            server.allowed_domains = domains("allowedDomains");
+        }
+        server.denied_domains = domains("deniedDomains");
     }
     Ok(out)
 }
@@ -375,6 +398,8 @@ pub fn parse_entry(
         name: name.to_owned(),
         transport,
         network,
+        allowed_domains: string_list(obj, "allowedDomains").map_err(&err)?,
+        denied_domains: Vec::new(),
         write: bool_field(obj, "write").map_err(&err)?,
         sandbox: match obj.get("sandbox") {
             None | Some(Value::Null) => None,

@@ -84,11 +84,11 @@ fn stdio_command(
     command: &str,
     args: &[String],
     cwd: &Path,
-) -> Result<tokio::process::Command, String> {
+) -> Result<(tokio::process::Command, Option<RoomProxy>), String> {
     if server.sandbox != Some(true) {
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args).current_dir(cwd);
-        return Ok(cmd);
+        return Ok((cmd, None));
     }
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let mut policy = SandboxPolicy::workspace_write(cwd, home.as_deref());
@@ -98,14 +98,15 @@ fn stdio_command(
         // of it.
         policy.filesystem.write_denied.push(cwd.to_path_buf());
     }
+    let mut proxy = None;
     policy.network.mode = match server.network {
         Network::None => NetworkMode::None,
         Network::Full => NetworkMode::Full,
         Network::Proxy => {
-            return Err(
-                "`network: \"proxy\"` is not supported for MCP servers yet; use none or full"
-                    .into(),
-            );
+            let running = RoomProxy::start(server)?;
+            policy.network.proxy_socket = Some(running.socket());
+            proxy = Some(running);
+            NetworkMode::Allowlist
         }
     };
     let exe =
@@ -115,15 +116,62 @@ fn stdio_command(
     let std_cmd =
         toolgate_sandbox::command(&policy, &toolgate_sandbox::helper_exe(&exe), &argv, cwd)
             .map_err(|e| format!("cannot set up the sandbox: {e}"))?;
-    Ok(tokio::process::Command::from(std_cmd))
+    Ok((tokio::process::Command::from(std_cmd), proxy))
+}
+
+/// The allow-list proxy of one server's room, on a socket in a private directory; both go
+/// when the connection does.
+pub(crate) struct RoomProxy {
+    proxy: Option<toolgate_sandbox::Proxy>,
+    dir: tempfile::TempDir,
+}
+
+impl RoomProxy {
+    fn start(server: &ServerConfig) -> Result<Self, String> {
+        // tempfile makes the directory 0700: only this user may connect to the socket.
+        let dir = tempfile::Builder::new()
+            .prefix("toolgate-mcp-proxy-")
+            .tempdir()
+            .map_err(|e| format!("network proxy: {e}"))?;
+        let rules =
+            toolgate_sandbox::DomainRules::new(&server.allowed_domains, &server.denied_domains);
+        let name = server.name.clone();
+        let socket = dir.path().join("proxy.sock");
+        let proxy = toolgate_sandbox::Proxy::start(&socket, rules, move |d| {
+            tracing::debug!(
+                "MCP server `{name}`: proxy {} {}:{} allowed={}",
+                d.method,
+                d.host,
+                d.port,
+                d.allowed
+            );
+            true
+        })
+        .map_err(|e| format!("network proxy: {e}"))?;
+        Ok(Self {
+            proxy: Some(proxy),
+            dir,
+        })
+    }
+
+    fn socket(&self) -> std::path::PathBuf {
+        self.dir.path().join("proxy.sock")
+    }
+}
+
+impl Drop for RoomProxy {
+    fn drop(&mut self) {
+        // The proxy stops before its directory goes.
+        drop(self.proxy.take());
+    }
 }
 
 /// A live connection.
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, GatewayClient>,
     pub(crate) listener: Arc<Listener>,
-    /// Kept so that dropping the connection kills the child.
-    _child: Option<tokio::process::Child>,
+    /// Kept so that dropping the connection stops the child (and its room's proxy).
+    _child: Option<(tokio::process::Child, Option<RoomProxy>)>,
 }
 
 /// Starts `server` and reads its tools. Must run on the gateway's runtime (the child's
@@ -139,7 +187,7 @@ pub(crate) async fn connect(
     };
     let (service, child) = match &server.transport {
         Transport::Stdio { command, args, env } => {
-            let mut cmd = stdio_command(server, command, args, cwd)?;
+            let (mut cmd, proxy) = stdio_command(server, command, args, cwd)?;
             cmd.env_clear()
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -172,7 +220,7 @@ pub(crate) async fn connect(
                 .serve((stdout, stdin))
                 .await
                 .map_err(|e| format!("initialize failed: {e}"))?;
-            (service, Some(child))
+            (service, Some((child, proxy)))
         }
         Transport::Http { url, headers } => {
             let service = crate::http::connect(client, url, headers).await?;

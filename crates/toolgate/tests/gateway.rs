@@ -713,3 +713,39 @@ fn an_unusable_entry_fails_alone() {
     );
     assert_eq!(code(&r[0]), None, "{}", r[0]);
 }
+
+#[test]
+fn a_proxy_room_reaches_only_its_allowed_domains() {
+    let env = Env::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut fx = fixture(&[]);
+    fx["sandbox"] = json!(true);
+    fx["network"] = json!("proxy");
+    fx["allowedDomains"] = json!([format!("127.0.0.1:{port}")]);
+    let s = env.settings(json!({"fx": fx}));
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__fx"],
+        &[
+            (
+                "mcp__fx__via_proxy",
+                json!({"host": "127.0.0.1", "port": port}),
+            ),
+            (
+                "mcp__fx__via_proxy",
+                json!({"host": "127.0.0.1", "port": port + 1}),
+            ),
+            ("mcp__fx__connect", json!({"port": port})),
+        ],
+    );
+    assert_eq!(
+        text(&r[0]),
+        "HTTP/1.1 200 Connection Established",
+        "{}",
+        r[0]
+    );
+    assert_eq!(text(&r[1]), "HTTP/1.1 403 Forbidden", "{}", r[1]);
+    // Around the proxy, nothing.
+    assert!(text(&r[2]).starts_with("connect failed"), "{}", r[2]);
+    drop(listener);
+}
