@@ -122,8 +122,8 @@ fn find_id(bytes: &[u8]) -> Option<serde_json::Value> {
     let text = String::from_utf8_lossy(bytes);
     let at = text.find("\"id\"")?;
     let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
-    let end = if rest.starts_with('"') {
-        rest[1..].find('"').map(|i| i + 2)?
+    let end = if let Some(quoted) = rest.strip_prefix('"') {
+        quoted.find('"').map(|i| i + 2)?
     } else {
         rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))?
     };
