@@ -749,3 +749,27 @@ fn a_proxy_room_reaches_only_its_allowed_domains() {
     assert!(text(&r[2]).starts_with("connect failed"), "{}", r[2]);
     drop(listener);
 }
+
+#[test]
+fn a_definition_changed_mid_session_is_refused_at_the_next_call() {
+    let env = Env::new();
+    let s = env.settings(json!({"fx": fixture(&[])}));
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__fx"],
+        &[
+            ("mcp__fx__echo", json!({"n": 1})),
+            ("mcp__fx__mutate", json!({})),
+            ("mcp__fx__echo", json!({"n": 2})),
+        ],
+    );
+    assert_eq!(code(&r[0]), None, "{}", r[0]);
+    assert_eq!(text(&r[1]), "mutated");
+    // The server said its list changed: the new definition is read and checked against the
+    // pin before the call goes upstream.
+    assert_eq!(code(&r[2]), Some("denied"), "{}", r[2]);
+    assert!(
+        text(&r[2]).contains("changed since it was approved"),
+        "{}",
+        r[2]
+    );
+}
