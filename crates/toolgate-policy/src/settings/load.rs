@@ -197,6 +197,9 @@ pub(crate) struct RawSettings {
     /// WebSearch's backend; the web crate reads it.
     #[serde(default)]
     pub web_search: Option<serde_json::Map<String, Value>>,
+    /// `mcpServers`: upstream MCP servers; the gateway crate reads each entry.
+    #[serde(default)]
+    pub mcp_servers: serde_json::Map<String, Value>,
 }
 
 /// Parses settings text; errors carry the file name, line and column.

@@ -119,6 +119,7 @@ pub(crate) fn merge(
             }
         }
         merge_env(&mut s, &at, raw.env)?;
+        merge_mcp_servers(&mut s, &at, raw.mcp_servers);
         for unknown in raw.unknown_keys {
             let hint = keys::nearest_top_level(&unknown)
                 .map(|k| format!("; did you mean `{k}`?"))
@@ -408,6 +409,33 @@ fn merge_env(
         }
     }
     Ok(())
+}
+
+/// `mcpServers`: each name from the highest source in force that sets it. A gated
+/// project's servers wait for trust (they are programs toolgate would start).
+fn merge_mcp_servers(s: &mut Settings, at: &At, servers: serde_json::Map<String, Value>) {
+    for (name, value) in servers {
+        let note = at.untrusted_note();
+        if let Some(n) = &note {
+            s.warnings
+                .push(format!("{}: mcpServers.{name} {n}", at.label));
+        }
+        let replace = s
+            .mcp_servers
+            .get(&name)
+            .is_none_or(|held| !held.active && note.is_none());
+        if replace {
+            s.mcp_servers.insert(
+                name,
+                Sourced {
+                    value,
+                    source: at.idx,
+                    active: note.is_none(),
+                    note,
+                },
+            );
+        }
+    }
 }
 
 /// The `toolgate` section. Profiles, the classifier, the sub-agents' model endpoint and the

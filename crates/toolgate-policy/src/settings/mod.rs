@@ -28,8 +28,8 @@ pub use load::{
 };
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
-    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
-    TrustStatus, TrustStore, project_hash, real_project, steering_files,
+    MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_MCP_FILE, PROJECT_SKILL_DIRS, TRUST_FILE,
+    TrustRecord, TrustStatus, TrustStore, project_hash, real_project, steering_files,
 };
 
 use crate::classifier::ClassifierConfig;
@@ -180,6 +180,9 @@ pub struct Settings {
     pub web_fetch: Value,
     /// `webSearch` from the highest source in force that sets it, taken whole.
     pub web_search: Option<Sourced<Value>>,
+    /// `mcpServers`: each upstream MCP server from the highest source that names it (an
+    /// untrusted project's wait for trust); the gateway crate parses the entries.
+    pub mcp_servers: BTreeMap<String, Sourced<Value>>,
     /// Warnings for `toolgate config`.
     pub warnings: Vec<String>,
 }

@@ -67,12 +67,16 @@ pub const PROJECT_SKILL_DIRS: [&str; 2] = [".claude/skills", ".toolgate/skills"]
 /// Where a project keeps sub-agent definitions (`NAME.md`): they steer the agent too.
 pub const PROJECT_AGENT_DIRS: [&str; 2] = [".claude/agents", ".toolgate/agents"];
 
+/// The project's MCP server list (Claude Code's format): its servers are programs toolgate
+/// would start, so it waits for trust like the settings.
+pub const PROJECT_MCP_FILE: &str = ".mcp.json";
+
 /// At most this many steering files of a project are looked at (and trusted); a project
 /// with more is a mistake or an attack on start-up time, and the rest are ignored.
 pub const MAX_STEERING_FILES: usize = 256;
 
 /// The project's files that steer the agent besides its settings, sorted: each skill's
-/// `SKILL.md` and each agent definition. A skill or agent added after `toolgate trust`
+/// `SKILL.md`, each agent definition, and `.mcp.json`. A skill or agent added after `toolgate trust`
 /// changes the hash, so it waits for trust again.
 pub fn steering_files(project: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -97,6 +101,10 @@ pub fn steering_files(project: &Path) -> Vec<PathBuf> {
         list(project.join(dir), &|p: &Path| {
             (p.extension().is_some_and(|e| e == "md") && p.is_file()).then(|| p.to_path_buf())
         });
+    }
+    let mcp = project.join(PROJECT_MCP_FILE);
+    if mcp.is_file() {
+        out.push(mcp);
     }
     out.truncate(MAX_STEERING_FILES);
     out

@@ -101,11 +101,17 @@ pub fn run(args: ConfigArgs) -> ExitCode {
                 .lines()
                 .collect::<Vec<_>>()
         );
+        v["mcpServerStatus"] = serde_json::json!(
+            toolgate_setup::gateway::config_status(&loaded.settings)
+                .lines()
+                .collect::<Vec<_>>()
+        );
         output::print_json(&v)
     } else {
         let mut text = loaded.settings.render(loaded.engine.warnings());
         text.push_str(&toolgate_setup::sandbox_state(&loaded.settings).render());
         text.push_str(&toolgate_setup::web_status(&loaded.settings));
+        text.push_str(&toolgate_setup::gateway::config_status(&loaded.settings));
         if let Some(p) = &loaded.profile {
             text.push_str(&format!(
                 "profile  {} selected (mode {})\n",

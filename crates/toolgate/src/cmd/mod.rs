@@ -6,6 +6,7 @@ pub mod check;
 pub mod config;
 mod exec;
 pub mod hook;
+pub mod mcp;
 pub mod sandbox;
 pub mod serve;
 mod tools;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sandbox(cmd) => sandbox::run(cmd),
         Command::Hook(args) => hook::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Mcp(cmd) => mcp::run(cmd),
     }
 }
 

@@ -127,6 +127,8 @@ pub fn run(args: TrustArgs) -> ExitCode {
     for f in settings::steering_files(&project) {
         let kind = if f.ends_with("SKILL.md") {
             "skill"
+        } else if f.ends_with(settings::PROJECT_MCP_FILE) {
+            "MCP servers"
         } else {
             "agent"
         };

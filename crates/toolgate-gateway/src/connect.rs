@@ -1,0 +1,245 @@
+//! Starting one upstream: the stdio child with its environment allow-list and a bounded
+//! stderr log, the MCP handshake and the first `tools/list`, all within the start-up limit.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt as _};
+use tokio::io::AsyncBufReadExt as _;
+
+use toolgate_sandbox::{NetworkMode, SandboxPolicy};
+
+use crate::config::{INHERITED_ENV, Network, ServerConfig, Transport};
+
+/// The most stderr kept per server (the tail; older lines are dropped).
+pub const MAX_STDERR_BYTES: usize = 64 * 1024;
+
+/// The tail of a server's stderr.
+#[derive(Debug, Default)]
+pub struct StderrLog {
+    lines: Mutex<(VecDeque<String>, usize)>,
+}
+
+impl StderrLog {
+    fn push(&self, line: String) {
+        let Ok(mut g) = self.lines.lock() else {
+            return;
+        };
+        let (lines, bytes) = &mut *g;
+        *bytes += line.len();
+        lines.push_back(line);
+        while *bytes > MAX_STDERR_BYTES {
+            match lines.pop_front() {
+                Some(old) => *bytes -= old.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// The kept lines.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines
+            .lock()
+            .map(|g| g.0.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What the client side of a connection hears from the server.
+#[derive(Debug, Default)]
+pub(crate) struct Listener {
+    /// Set by `notifications/tools/list_changed`: the tool list must be read again.
+    pub(crate) tools_changed: AtomicBool,
+}
+
+#[derive(Clone)]
+pub(crate) struct GatewayClient {
+    pub(crate) listener: Arc<Listener>,
+}
+
+impl ClientHandler for GatewayClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.listener.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// The command that starts a stdio server: in a sandbox room when the server's settings
+/// (or the session's `sandbox.enabled`) ask for one — the workspace read-only unless the
+/// server may `write`, the network per `network`, the home directory's credentials hidden.
+fn stdio_command(
+    server: &ServerConfig,
+    command: &str,
+    args: &[String],
+    cwd: &Path,
+) -> Result<(tokio::process::Command, Option<RoomProxy>), String> {
+    if server.sandbox != Some(true) {
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args).current_dir(cwd);
+        return Ok((cmd, None));
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut policy = SandboxPolicy::workspace_write(cwd, home.as_deref());
+    if !server.write {
+        // Read-only, yet visible: the workspace stays a root of the room (a root outside
+        // it could sit under the room's private /tmp) with a read-only carve-out over all
+        // of it.
+        policy.filesystem.write_denied.push(cwd.to_path_buf());
+    }
+    let mut proxy = None;
+    policy.network.mode = match server.network {
+        Network::None => NetworkMode::None,
+        Network::Full => NetworkMode::Full,
+        Network::Proxy => {
+            let running = RoomProxy::start(server)?;
+            policy.network.proxy_socket = Some(running.socket());
+            proxy = Some(running);
+            NetworkMode::Allowlist
+        }
+    };
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the sandbox helper: {e}"))?;
+    let mut argv = vec![OsString::from(command)];
+    argv.extend(args.iter().map(OsString::from));
+    let std_cmd =
+        toolgate_sandbox::command(&policy, &toolgate_sandbox::helper_exe(&exe), &argv, cwd)
+            .map_err(|e| format!("cannot set up the sandbox: {e}"))?;
+    Ok((tokio::process::Command::from(std_cmd), proxy))
+}
+
+/// The allow-list proxy of one server's room, on a socket in a private directory; both go
+/// when the connection does.
+pub(crate) struct RoomProxy {
+    proxy: Option<toolgate_sandbox::Proxy>,
+    dir: tempfile::TempDir,
+}
+
+impl RoomProxy {
+    fn start(server: &ServerConfig) -> Result<Self, String> {
+        // tempfile makes the directory 0700: only this user may connect to the socket.
+        let dir = tempfile::Builder::new()
+            .prefix("toolgate-mcp-proxy-")
+            .tempdir()
+            .map_err(|e| format!("network proxy: {e}"))?;
+        let rules =
+            toolgate_sandbox::DomainRules::new(&server.allowed_domains, &server.denied_domains);
+        let name = server.name.clone();
+        let socket = dir.path().join("proxy.sock");
+        let proxy = toolgate_sandbox::Proxy::start(&socket, rules, move |d| {
+            tracing::debug!(
+                "MCP server `{name}`: proxy {} {}:{} allowed={}",
+                d.method,
+                d.host,
+                d.port,
+                d.allowed
+            );
+            true
+        })
+        .map_err(|e| format!("network proxy: {e}"))?;
+        Ok(Self {
+            proxy: Some(proxy),
+            dir,
+        })
+    }
+
+    fn socket(&self) -> std::path::PathBuf {
+        self.dir.path().join("proxy.sock")
+    }
+}
+
+impl Drop for RoomProxy {
+    fn drop(&mut self) {
+        // The proxy stops before its directory goes.
+        drop(self.proxy.take());
+    }
+}
+
+/// A live connection.
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, GatewayClient>,
+    pub(crate) listener: Arc<Listener>,
+    /// Kept so that dropping the connection stops the child (and its room's proxy).
+    _child: Option<(tokio::process::Child, Option<RoomProxy>)>,
+}
+
+/// Starts `server` and reads its tools. Must run on the gateway's runtime (the child's
+/// reaper and the service loop live there).
+pub(crate) async fn connect(
+    server: &ServerConfig,
+    cwd: &std::path::Path,
+    stderr: Arc<StderrLog>,
+) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
+    let listener = Arc::new(Listener::default());
+    let client = GatewayClient {
+        listener: Arc::clone(&listener),
+    };
+    let (service, child) = match &server.transport {
+        Transport::Stdio { command, args, env } => {
+            let (mut cmd, proxy) = stdio_command(server, command, args, cwd)?;
+            cmd.env_clear()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                // A sandboxed server stops when its stdin closes, so the room's helper can
+                // clean up after it (a SIGKILLed helper leaves its placeholders behind).
+                .kill_on_drop(server.sandbox != Some(true));
+            for name in INHERITED_ENV {
+                if let Some(v) = std::env::var_os(name) {
+                    cmd.env(name, v);
+                }
+            }
+            cmd.envs(env).env(crate::config::UPSTREAM_MARKER_ENV, "1");
+            let mut child = cmd
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err("the child's stdio was not captured".into());
+            };
+            if let Some(err) = child.stderr.take() {
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(err).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        stderr.push(line);
+                    }
+                });
+            }
+            let stdout = crate::linecap::LineCap::new(stdout, crate::linecap::MAX_STDIO_LINE_BYTES);
+            let service = client
+                .serve((stdout, stdin))
+                .await
+                .map_err(|e| format!("initialize failed: {e}"))?;
+            (service, Some((child, proxy)))
+        }
+        Transport::Http { url, headers } => {
+            let service = crate::http::connect(client, url, headers).await?;
+            (service, None)
+        }
+        Transport::Sse { url, headers } => {
+            let service = crate::sse::connect(client, url, headers).await?;
+            (service, None)
+        }
+    };
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let conn = Connection {
+        service,
+        listener,
+        _child: child,
+    };
+    Ok((conn, tools))
+}
