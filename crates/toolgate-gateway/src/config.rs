@@ -229,16 +229,23 @@ fn process_env(name: &str) -> Option<String> {
 /// Every server configured for the session: `mcpServers` from the settings, then the
 /// workspace's `.mcp.json` for names the settings do not use. Project servers (project
 /// settings, `.mcp.json`) wait for `toolgate trust`.
-pub fn servers(settings: &Settings) -> Result<Vec<ServerConfig>, GatewayError> {
-    servers_with(settings, &process_env)
+///
+/// `sandbox_default` is whether a stdio server without a `sandbox` key of its own runs in
+/// a room: toolgate-setup's sandbox state (on by default wherever the kernel supports a
+/// sandbox), the same decision Bash gets.
+pub fn servers(
+    settings: &Settings,
+    sandbox_default: bool,
+) -> Result<Vec<ServerConfig>, GatewayError> {
+    servers_with(settings, sandbox_default, &process_env)
 }
 
 /// [`servers`] with a given environment.
 pub fn servers_with(
     settings: &Settings,
+    sandbox_default: bool,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<ServerConfig>, GatewayError> {
-    let sandbox_on = settings.sandbox.get("enabled").and_then(Value::as_bool) == Some(true);
     let mut out = Vec::new();
     for (name, entry) in &settings.mcp_servers {
         let source = settings.sources.get(entry.source);
@@ -275,7 +282,7 @@ pub fn servers_with(
             .unwrap_or_default()
     };
     for server in &mut out {
-        server.sandbox = Some(server.sandbox.unwrap_or(sandbox_on));
+        server.sandbox = Some(server.sandbox.unwrap_or(sandbox_default));
         if server.allowed_domains.is_empty() {
             server.allowed_domains = domains("allowedDomains");
         }
@@ -604,14 +611,14 @@ mod tests {
             r#"{"mcpServers": {"both": {"command": "from-file"}, "only": {"command": "x"}}}"#,
         )
         .unwrap();
-        let got = servers_with(&settings_with(dir.path(), false), &env).unwrap();
+        let got = servers_with(&settings_with(dir.path(), false), false, &env).unwrap();
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].transport.target(), "from-settings");
         assert!(got[0].waits.is_none());
         assert_eq!(got[1].name, "only");
         assert!(got[1].waits.is_some());
         assert_eq!(got[1].sandbox, Some(false));
-        let got = servers_with(&settings_with(dir.path(), true), &env).unwrap();
+        let got = servers_with(&settings_with(dir.path(), true), false, &env).unwrap();
         assert!(got[1].waits.is_none());
     }
 }

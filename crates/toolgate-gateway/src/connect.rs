@@ -20,6 +20,29 @@ use crate::config::{INHERITED_ENV, Network, ServerConfig, Transport};
 /// The most stderr kept per server (the tail; older lines are dropped).
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
 
+/// How long a server that failed its handshake gets to finish writing its stderr.
+const STDERR_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Stderr lines quoted in a start-up failure.
+const STDERR_LINES_QUOTED: usize = 3;
+
+/// `message`, with the last lines the server wrote on stderr, if any.
+fn with_stderr_tail(message: String, stderr: &StderrLog) -> String {
+    let lines = stderr.lines();
+    let tail: Vec<&str> = lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .take(STDERR_LINES_QUOTED)
+        .collect();
+    if tail.is_empty() {
+        return message;
+    }
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    format!("{message}; its stderr ends: {}", tail.join(" | "))
+}
+
 /// The tail of a server's stderr.
 #[derive(Debug, Default)]
 pub struct StderrLog {
@@ -207,19 +230,27 @@ pub(crate) async fn connect(
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err("the child's stdio was not captured".into());
             };
-            if let Some(err) = child.stderr.take() {
+            let reader = child.stderr.take().map(|err| {
+                let stderr = Arc::clone(&stderr);
                 tokio::spawn(async move {
                     let mut lines = tokio::io::BufReader::new(err).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
                         stderr.push(line);
                     }
-                });
-            }
+                })
+            });
             let stdout = crate::linecap::LineCap::new(stdout, crate::linecap::MAX_STDIO_LINE_BYTES);
-            let service = client
-                .serve((stdout, stdin))
-                .await
-                .map_err(|e| format!("initialize failed: {e}"))?;
+            let service = match client.serve((stdout, stdin)).await {
+                Ok(service) => service,
+                Err(e) => {
+                    // What the server (or the sandbox helper that was to start it) said
+                    // on its way out is the useful part: "No such file", a traceback.
+                    if let Some(reader) = reader {
+                        let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+                    }
+                    return Err(with_stderr_tail(format!("initialize failed: {e}"), &stderr));
+                }
+            };
             (service, Some((child, proxy)))
         }
         Transport::Http { url, headers } => {

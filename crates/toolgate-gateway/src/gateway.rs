@@ -57,8 +57,8 @@ impl Gateway {
     /// Starts every server configured in `settings` that is not running yet, concurrently,
     /// and waits until each is connected, has failed or has used up its start-up limit.
     /// A server that fails is reported by its status; it does not stop the others.
-    pub fn start(settings: &Settings) -> Result<Self, GatewayError> {
-        let configs = config::servers(settings)?;
+    pub fn start(settings: &Settings, sandbox_default: bool) -> Result<Self, GatewayError> {
+        let configs = config::servers(settings, sandbox_default)?;
         Self::start_configs(settings, configs)
     }
 

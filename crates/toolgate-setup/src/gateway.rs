@@ -13,7 +13,7 @@ use crate::SetupError;
 /// The upstream tools for `settings`. A server that fails to start, and a tool left out
 /// (bad schema, name collision), is logged; it stops nothing.
 pub fn upstream_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
-    let gateway = Gateway::start(settings)?;
+    let gateway = start(settings)?;
     for server in gateway.servers() {
         match server.status() {
             Status::Failed(why) => {
@@ -40,13 +40,21 @@ pub fn upstream_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupEr
     Ok(tools)
 }
 
+/// Starts (or finds running) the upstream servers of `settings`. A stdio server runs in a
+/// sandbox room when its own `sandbox` key says so, else when the sandbox is on for
+/// Bash ([`crate::sandbox_state`]): on by default wherever the kernel supports it.
+pub fn start(settings: &Settings) -> Result<Gateway, SetupError> {
+    Ok(Gateway::start(settings, crate::sandbox_state(settings).on)?)
+}
+
 /// What `toolgate config` says about the MCP servers, without starting them: one line per
 /// server, naming those that wait for `toolgate trust`.
 pub fn config_status(settings: &Settings) -> String {
-    let servers = match toolgate_gateway::config::servers(settings) {
-        Ok(s) => s,
-        Err(e) => return format!("mcp      error: {e}\n"),
-    };
+    let servers =
+        match toolgate_gateway::config::servers(settings, crate::sandbox_state(settings).on) {
+            Ok(s) => s,
+            Err(e) => return format!("mcp      error: {e}\n"),
+        };
     let mut text = String::new();
     for s in servers {
         let state = match (&s.invalid, &s.waits) {

@@ -85,10 +85,22 @@ impl Env {
     }
 }
 
+/// The fixture upstream, outside the sandbox: most tests here share files with it in
+/// their temp dir, which a room would hide. The sandbox tests set `sandbox` themselves.
 fn fixture(extra: &[&str]) -> Value {
     let mut args = vec![FIXTURE.to_owned()];
     args.extend(extra.iter().map(|s| s.to_string()));
-    json!({"command": "python3", "args": args})
+    json!({"command": "python3", "args": args, "sandbox": false})
+}
+
+/// The tier `toolgate sandbox status` finds here (`a`, `b`, `c`, `none`).
+fn machine_tier(env: &Env) -> String {
+    let out = stdout(&env.run(&["sandbox", "status"]));
+    let first = out.lines().next().unwrap_or_default();
+    first
+        .split_once("tier ")
+        .map(|(_, t)| t.trim().to_ascii_lowercase())
+        .unwrap_or_default()
 }
 
 fn code(result: &Value) -> Option<&str> {
@@ -349,11 +361,11 @@ fn a_hung_or_missing_server_is_reported_and_blocks_no_other() {
             .unwrap()
             .contains("no answer to initialize")
     );
+    // Started directly or by the sandbox's helper, the reason names the missing program.
+    let gone = state("gone")["reason"].as_str().unwrap().to_owned();
     assert!(
-        state("gone")["reason"]
-            .as_str()
-            .unwrap()
-            .contains("cannot start")
+        gone.contains("/nonexistent/mcp-server") && gone.contains("No such file"),
+        "{gone}"
     );
     assert_eq!(state("dies")["state"], "failed");
     let r = env.exec(
@@ -558,6 +570,22 @@ fn sandboxed_servers_get_a_read_only_workspace_and_no_network() {
     assert_eq!(text(&r[0]), "wrote", "{}", r[0]);
     assert!(env.ws().join("w.txt").exists());
     assert_eq!(text(&r[1]), "connected", "{}", r[1]);
+    // Without a `sandbox` key a server gets Bash's default: a room wherever the kernel
+    // supports one (as every child toolgate starts), none with --no-sandbox.
+    let mut fx = fixture(&[]);
+    fx.as_object_mut().unwrap().remove("sandbox");
+    let s = env.settings(json!({"fx": fx}));
+    std::fs::remove_file(env.ws().join("w.txt")).unwrap();
+    let r = env.exec(&["--settings", &s, "--allow", "mcp__fx"], &calls);
+    if matches!(machine_tier(&env).as_str(), "a" | "b") {
+        assert!(text(&r[0]).contains("Read-only file system"), "{}", r[0]);
+        assert!(!env.ws().join("w.txt").exists());
+    }
+    let r = env.exec(
+        &["--settings", &s, "--allow", "mcp__fx", "--no-sandbox"],
+        &calls,
+    );
+    assert_eq!(text(&r[0]), "wrote", "{}", r[0]);
     drop(listener);
 }
 

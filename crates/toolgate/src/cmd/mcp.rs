@@ -136,7 +136,7 @@ fn start(cmd: &str, args: &McpArgs) -> Result<Gateway, ExitCode> {
     let mut setup = toolgate_setup::Setup::new(&args.workspace);
     setup.settings = args.policy.choice();
     let loaded = setup.load().map_err(|e| usage_error(cmd, e))?;
-    Gateway::start(&loaded.settings).map_err(|e| usage_error(cmd, e))
+    toolgate_setup::gateway::start(&loaded.settings).map_err(|e| usage_error(cmd, e))
 }
 
 fn named<'a>(cmd: &str, gateway: &'a Gateway, name: &str) -> Result<&'a Server, ExitCode> {
