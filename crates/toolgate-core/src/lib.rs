@@ -65,6 +65,7 @@
 
 pub mod asking;
 pub mod child;
+pub mod deferral;
 pub mod delegate;
 mod gate;
 pub mod outputs;
@@ -76,11 +77,13 @@ mod shape;
 mod stage_set;
 pub mod stages;
 mod tool;
+pub mod tool_search;
 
 pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };
+pub use deferral::{Deferral, LoadedTools};
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};

@@ -72,6 +72,7 @@ mod search;
 pub mod shell;
 mod spec;
 mod todo;
+mod tool_search;
 mod write;
 
 use std::sync::Arc;
@@ -91,6 +92,7 @@ pub use read::{ReadInput, ReadTool};
 pub use replace::EditOp;
 pub use search::OutputMode;
 pub use todo::{Todo, TodoStatus, TodoWriteInput, TodoWriteTool, todos};
+pub use tool_search::{ToolSearchInput, ToolSearchTool};
 pub use write::{WriteInput, WriteTool};
 
 /// The names of the tools [`builtin_file_tools`] returns, in order.

@@ -22,7 +22,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use toolgate_protocol::PermissionMode;
 
-pub use load::{CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files};
+pub use load::{
+    CliSettings, FloorAction, LoadOptions, Served, ToolSearchConfig, ToolSearchMode,
+    is_settings_url, project_files,
+};
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
     MAX_STEERING_FILES, PROJECT_AGENT_DIRS, PROJECT_SKILL_DIRS, TRUST_FILE, TrustRecord,
@@ -169,6 +172,8 @@ pub struct Settings {
     pub catastrophic_ask: Option<usize>,
     /// `toolgate.maskSalt`.
     pub mask_salt: Option<String>,
+    /// `toolgate.toolSearch` from the highest source that sets it.
+    pub tool_search: Option<ToolSearchConfig>,
     /// `env`: variables for the commands toolgate runs, each from the highest source that
     /// sets it (an untrusted project's wait for trust).
     pub env: BTreeMap<String, Sourced<String>>,

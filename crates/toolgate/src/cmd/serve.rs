@@ -271,7 +271,7 @@ struct Profiles {
 
 impl Profiles {
     fn new(args: &ServeArgs) -> Result<Self, setup::SetupError> {
-        let (live, built) = setup::live(
+        let (live, built) = setup::live_serving(
             &args.session,
             Some(&args.audit),
             setup::mcp_prompting(),
