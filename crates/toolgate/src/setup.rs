@@ -9,7 +9,6 @@ use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
 use toolgate_core::{Registry, ViewOptions};
 use toolgate_policy::JsonLinesSource;
-use toolgate_protocol::PermissionMode;
 use toolgate_setup::{AuditChoice, LivePolicy, Loaded, SettingsChoice, Setup, ViewChoice};
 
 pub use toolgate_setup::{Built, Prompting};
