@@ -19,7 +19,7 @@
 //! let gate = built.gate;
 //!
 //! // The definitions to send to the model, then every tool_use block through the gate.
-//! let tools = gate.view().definitions(wire::Format::Anthropic);
+//! let tools = gate.definitions(wire::Format::Anthropic);
 //! let call = ToolCall::new("toolu_1", "Read", serde_json::json!({"file_path": "README.md"}));
 //! let result = gate.execute(call).await;
 //! let block = wire::result(&result, wire::Format::Anthropic);
