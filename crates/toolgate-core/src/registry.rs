@@ -437,7 +437,15 @@ impl View {
                 );
             }
         }
-        View::assemble(visible, hidden, (*self.deferred).clone())
+        // A narrower view without ToolSearch (a sub-agent's tool list) could never load
+        // what is deferred: its tools are sent in full instead.
+        let searchable = |v: &[Arc<Entry>]| v.iter().any(|e| e.spec.name == TOOL_SEARCH);
+        let deferred = if searchable(&self.visible) && !searchable(&visible) {
+            BTreeSet::new()
+        } else {
+            (*self.deferred).clone()
+        };
+        View::assemble(visible, hidden, deferred)
     }
 
     /// Looks a tool up by its exact (case-sensitive) name.

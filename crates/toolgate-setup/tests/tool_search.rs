@@ -355,3 +355,18 @@ async fn malformed_queries_get_clear_errors_and_load_nothing() {
     let r = call(&gate, "mcp__fake__tool_3", json!({})).await;
     assert_eq!(code(&r), Some(ErrorCode::ToolNotLoaded));
 }
+
+#[tokio::test]
+async fn a_narrower_view_without_toolsearch_defers_nothing() {
+    let (_dir, gate) = thousand("{}");
+    let reason = |n: &str| format!("{n} is not for this sub-agent");
+    let with = gate
+        .view()
+        .narrowed(|n| n == "ToolSearch" || n.starts_with("mcp__fake__tool_1"), reason);
+    assert_eq!(with.deferred_names().len(), 111);
+    let without = gate.view().narrowed(|n| n.starts_with("mcp__fake__tool_1"), reason);
+    assert!(without.deferred_names().is_empty());
+    let defs = without.definitions(Format::Anthropic);
+    assert_eq!(defs.len(), 111);
+    assert!(defs.iter().all(|d| d.get("defer_loading").is_none()));
+}
