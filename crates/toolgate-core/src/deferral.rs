@@ -74,10 +74,7 @@ impl Deferral {
                 context_tokens,
                 threshold_percent,
             } => {
-                let chars: u64 = mcp
-                    .clone()
-                    .map(|e| definition_chars(e.spec()) as u64)
-                    .sum();
+                let chars: u64 = mcp.clone().map(|e| definition_chars(e.spec()) as u64).sum();
                 let budget = context_tokens.saturating_mul(u64::from(threshold_percent)) / 100;
                 chars / CHARS_PER_TOKEN > budget
             }

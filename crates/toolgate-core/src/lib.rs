@@ -79,11 +79,11 @@ pub mod stages;
 mod tool;
 pub mod tool_search;
 
+pub use deferral::{Deferral, LoadedTools};
 pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };
-pub use deferral::{Deferral, LoadedTools};
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};

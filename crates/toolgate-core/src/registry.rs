@@ -502,11 +502,12 @@ impl View {
     }
 
     fn definitions_with(&self, format: Format, loaded: impl Fn(&str) -> bool) -> Vec<Value> {
+        let is_pending = |n: &str| self.deferred.contains(n) && !loaded(n);
         let pending: Vec<&str> = self
             .visible
             .iter()
             .map(|e| e.spec.name.as_str())
-            .filter(|n| self.deferred.contains(*n) && !loaded(n))
+            .filter(|n| is_pending(n))
             .collect();
         let mut defs = Vec::with_capacity(self.visible.len());
         for e in self.visible.iter() {
@@ -515,7 +516,7 @@ impl View {
                 let mut spec = e.spec.clone();
                 spec.description.push_str(&deferred_note(&pending));
                 defs.push(wire::tool_definition(&spec, format));
-            } else if !(self.deferred.contains(name) && !loaded(name)) {
+            } else if !is_pending(name) {
                 defs.push(wire::tool_definition(&e.spec, format));
             } else if format == Format::Anthropic {
                 let mut def = wire::tool_definition(&e.spec, format);
@@ -636,10 +637,7 @@ fn deferred_note(names: &[&str]) -> String {
     );
     note.push_str(&names[..names.len().min(MAX_LISTED_DEFERRED)].join(", "));
     if names.len() > MAX_LISTED_DEFERRED {
-        note.push_str(&format!(
-            ", and {} more",
-            names.len() - MAX_LISTED_DEFERRED
-        ));
+        note.push_str(&format!(", and {} more", names.len() - MAX_LISTED_DEFERRED));
     }
     note
 }

@@ -104,7 +104,10 @@ async fn deferred_tool_is_not_loaded() {
     assert!(r.error().unwrap().message.contains("ToolSearch"));
     // Anthropic's format sends it flagged `defer_loading`; the others leave it out.
     let defs = gate.view().definitions(wire::Format::Anthropic);
-    let def = defs.iter().find(|d| d["name"] == "mcp__gh__issues").unwrap();
+    let def = defs
+        .iter()
+        .find(|d| d["name"] == "mcp__gh__issues")
+        .unwrap();
     assert_eq!(def["defer_loading"], true);
     assert!(
         gate.view()

@@ -362,14 +362,16 @@ impl ServerHandler for GateServer {
         } = request;
         let (name, arguments) = match self.source.tools_mode() {
             ToolsMode::All => (name.into_owned(), arguments),
-            ToolsMode::Search => match search_mode::route(&gate, &context.id, name.into_owned(), arguments) {
-                search_mode::Routed::Call(name, arguments) => (name, arguments),
-                search_mode::Routed::Answer(result) => {
-                    let out = search_mode::answer(&result)
-                        .map_err(|e| McpError::internal_error(format!("result: {e}"), None))?;
-                    return Ok(CallToolResponse::Complete(out));
+            ToolsMode::Search => {
+                match search_mode::route(&gate, &context.id, name.into_owned(), arguments) {
+                    search_mode::Routed::Call(name, arguments) => (name, arguments),
+                    search_mode::Routed::Answer(result) => {
+                        let out = search_mode::answer(&result)
+                            .map_err(|e| McpError::internal_error(format!("result: {e}"), None))?;
+                        return Ok(CallToolResponse::Complete(out));
+                    }
                 }
-            },
+            }
         };
         let call = convert::tool_call(&context.id, &name, arguments);
         let asker = match self.asker(&context, &gate, &call, input_responses, request_state) {

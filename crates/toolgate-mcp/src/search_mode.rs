@@ -65,7 +65,10 @@ pub(crate) fn meta_tools() -> Result<Vec<Tool>, serde_json::Error> {
         },
         "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
     });
-    [search, call].into_iter().map(serde_json::from_value).collect()
+    [search, call]
+        .into_iter()
+        .map(serde_json::from_value)
+        .collect()
 }
 
 /// What a `tools/call` in search mode becomes.

@@ -52,8 +52,8 @@ use std::time::Duration;
 
 use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
-use toolgate_core::registry::RegistryError;
 use toolgate_core::deferral::{DEFAULT_CONTEXT_TOKENS, DEFAULT_THRESHOLD_PERCENT};
+use toolgate_core::registry::RegistryError;
 use toolgate_core::tool_search::TOOL_SEARCH;
 use toolgate_core::{
     BuildError, Deferral, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions,

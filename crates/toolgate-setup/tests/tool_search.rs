@@ -179,21 +179,55 @@ async fn large_pools_are_deferred_with_defer_loading() {
 #[tokio::test]
 async fn deferral_follows_the_settings() {
     let dir = tempfile::tempdir().unwrap();
-    let off = gate(&dir, r#"{"toolgate": {"toolSearch": {"mode": "off"}}}"#, 1000).unwrap();
+    let off = gate(
+        &dir,
+        r#"{"toolgate": {"toolSearch": {"mode": "off"}}}"#,
+        1000,
+    )
+    .unwrap();
     assert!(off.view().deferred_names().is_empty());
-    let always = gate(&dir, r#"{"toolgate": {"toolSearch": {"mode": "always"}}}"#, 3).unwrap();
+    let always = gate(
+        &dir,
+        r#"{"toolgate": {"toolSearch": {"mode": "always"}}}"#,
+        3,
+    )
+    .unwrap();
     assert_eq!(always.view().deferred_names().len(), 3);
     // A large context budget holds 1,000 definitions; a small share of a small one not.
     let roomy = r#"{"toolgate": {"toolSearch": {"contextTokens": 10000000}}}"#;
-    assert!(gate(&dir, roomy, 1000).unwrap().view().deferred_names().is_empty());
+    assert!(
+        gate(&dir, roomy, 1000)
+            .unwrap()
+            .view()
+            .deferred_names()
+            .is_empty()
+    );
     let tight = r#"{"toolgate": {"toolSearch": {"contextTokens": 10000, "thresholdPercent": 50}}}"#;
-    assert_eq!(gate(&dir, tight, 100).unwrap().view().deferred_names().len(), 100);
-    assert!(gate(&dir, tight, 2).unwrap().view().deferred_names().is_empty());
+    assert_eq!(
+        gate(&dir, tight, 100)
+            .unwrap()
+            .view()
+            .deferred_names()
+            .len(),
+        100
+    );
+    assert!(
+        gate(&dir, tight, 2)
+            .unwrap()
+            .view()
+            .deferred_names()
+            .is_empty()
+    );
     let bad = r#"{"toolgate": {"toolSearch": {"thresholdPercent": 0}}}"#;
     let err = gate(&dir, bad, 1).unwrap_err();
     assert!(matches!(err, SetupError::ToolSearch(_)), "{err}");
     assert!(err.to_string().contains("thresholdPercent"), "{err}");
-    let err = gate(&dir, r#"{"toolgate": {"toolSearch": {"mode": "sometimes"}}}"#, 1).unwrap_err();
+    let err = gate(
+        &dir,
+        r#"{"toolgate": {"toolSearch": {"mode": "sometimes"}}}"#,
+        1,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("sometimes"), "{err}");
 }
 
@@ -229,7 +263,10 @@ async fn deferred_tools_load_per_session_through_toolsearch() {
             .get("defer_loading")
             .is_none()
     );
-    assert_eq!(named(&defs, "mcp__fake__tool_4").unwrap()["defer_loading"], true);
+    assert_eq!(
+        named(&defs, "mcp__fake__tool_4").unwrap()["defer_loading"],
+        true
+    );
     assert!(
         !named(&defs, "ToolSearch").unwrap()["description"]
             .as_str()
@@ -252,7 +289,10 @@ async fn select_returns_exact_names_and_reports_the_rest() {
     .await;
     assert_eq!(found(&r), ["mcp__fake__tool_10", "mcp__fake__tool_2"]);
     let out = r.output().unwrap();
-    assert_eq!(out.structured.as_ref().unwrap()["unknown"], json!(["mcp__nope__x"]));
+    assert_eq!(
+        out.structured.as_ref().unwrap()["unknown"],
+        json!(["mcp__nope__x"])
+    );
     assert!(out.joined_text().contains("No tool named `mcp__nope__x`"));
     for name in ["mcp__fake__tool_10", "mcp__fake__tool_2"] {
         assert!(!call(&gate, name, json!({})).await.is_error());
@@ -269,7 +309,10 @@ async fn a_rare_parameter_ranks_its_tool_first() {
     // The searched tool is loaded; ranking by name words works too.
     assert!(!call(&gate, RARE, json!({})).await.is_error());
     let r = search(&gate, json!({"query": "tool 42", "max_results": 3})).await;
-    assert_eq!(found(&r).first().map(String::as_str), Some("mcp__fake__tool_42"));
+    assert_eq!(
+        found(&r).first().map(String::as_str),
+        Some("mcp__fake__tool_42")
+    );
     assert_eq!(found(&r).len(), 3);
 }
 
@@ -279,7 +322,11 @@ async fn required_words_filter_the_results() {
     // Both weather and stock tools forecast; the shorter weather descriptions rank first.
     let plain = found(&search(&gate, json!({"query": "forecast", "max_results": 50})).await);
     assert!(plain.iter().any(|n| fake_topic(n) == 6), "{plain:?}");
-    let r = search(&gate, json!({"query": "+stock forecast", "max_results": 50})).await;
+    let r = search(
+        &gate,
+        json!({"query": "+stock forecast", "max_results": 50}),
+    )
+    .await;
     let names = found(&r);
     assert_eq!(names.len(), 50);
     assert!(names.iter().all(|n| fake_topic(n) == 7), "{names:?}");
@@ -296,13 +343,21 @@ async fn denied_tools_are_never_found() {
     let (_dir, gate) = thousand(&format!(
         r#"{{"permissions": {{"deny": ["{RARE}", "mcp__fake__tool_5"]}}}}"#
     ));
-    let r = search(&gate, json!({"query": "zanzibar island routing", "max_results": 50})).await;
+    let r = search(
+        &gate,
+        json!({"query": "zanzibar island routing", "max_results": 50}),
+    )
+    .await;
     assert!(!found(&r).iter().any(|n| n == RARE), "{r:?}");
     let r = search(&gate, json!({"query": "email message", "max_results": 50})).await;
     let names = found(&r);
     assert!(!names.is_empty());
     assert!(!names.iter().any(|n| n == "mcp__fake__tool_5"), "{names:?}");
-    let r = search(&gate, json!({"query": format!("select:{RARE},mcp__fake__tool_6")})).await;
+    let r = search(
+        &gate,
+        json!({"query": format!("select:{RARE},mcp__fake__tool_6")}),
+    )
+    .await;
     assert_eq!(found(&r), ["mcp__fake__tool_6"]);
     let out = r.output().unwrap();
     assert_eq!(out.structured.as_ref().unwrap()["denied"][0]["name"], RARE);
@@ -328,16 +383,36 @@ async fn malformed_queries_get_clear_errors_and_load_nothing() {
     let (_dir, gate) = thousand("{}");
     let cases = [
         (json!({"query": "   "}), ErrorCode::InvalidRequest, "empty"),
-        (json!({"query": "select: ,"}), ErrorCode::InvalidRequest, "names no tools"),
+        (
+            json!({"query": "select: ,"}),
+            ErrorCode::InvalidRequest,
+            "names no tools",
+        ),
         (
             json!({"query": "select:mcp__fake__tool_3,bad name"}),
             ErrorCode::InvalidRequest,
             "`bad name`",
         ),
-        (json!({"query": "+ weather"}), ErrorCode::InvalidRequest, "`+`"),
-        (json!({"query": "?! --"}), ErrorCode::InvalidRequest, "no words"),
-        (json!({"query": "x".repeat(600)}), ErrorCode::InvalidRequest, "600 characters"),
-        (json!({"query": "mail", "max_results": 0}), ErrorCode::InvalidInput, "max_results"),
+        (
+            json!({"query": "+ weather"}),
+            ErrorCode::InvalidRequest,
+            "`+`",
+        ),
+        (
+            json!({"query": "?! --"}),
+            ErrorCode::InvalidRequest,
+            "no words",
+        ),
+        (
+            json!({"query": "x".repeat(600)}),
+            ErrorCode::InvalidRequest,
+            "600 characters",
+        ),
+        (
+            json!({"query": "mail", "max_results": 0}),
+            ErrorCode::InvalidInput,
+            "max_results",
+        ),
         (json!({"query": 7}), ErrorCode::InvalidInput, "query"),
         (json!({}), ErrorCode::InvalidInput, "query"),
     ];
@@ -360,11 +435,14 @@ async fn malformed_queries_get_clear_errors_and_load_nothing() {
 async fn a_narrower_view_without_toolsearch_defers_nothing() {
     let (_dir, gate) = thousand("{}");
     let reason = |n: &str| format!("{n} is not for this sub-agent");
-    let with = gate
-        .view()
-        .narrowed(|n| n == "ToolSearch" || n.starts_with("mcp__fake__tool_1"), reason);
+    let with = gate.view().narrowed(
+        |n| n == "ToolSearch" || n.starts_with("mcp__fake__tool_1"),
+        reason,
+    );
     assert_eq!(with.deferred_names().len(), 111);
-    let without = gate.view().narrowed(|n| n.starts_with("mcp__fake__tool_1"), reason);
+    let without = gate
+        .view()
+        .narrowed(|n| n.starts_with("mcp__fake__tool_1"), reason);
     assert!(without.deferred_names().is_empty());
     let defs = without.definitions(Format::Anthropic);
     assert_eq!(defs.len(), 111);

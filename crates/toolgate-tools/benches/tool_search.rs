@@ -90,7 +90,10 @@ fn bench(c: &mut Criterion) {
         ("keywords", "weather forecast city"),
         ("required", "+stock forecast ticker"),
         ("rare_parameter", "option_737"),
-        ("select", "select:mcp__server7__tool_737,mcp__server1__tool_1"),
+        (
+            "select",
+            "select:mcp__server7__tool_737,mcp__server1__tool_1",
+        ),
     ];
     let mut group = c.benchmark_group("tool_search");
 

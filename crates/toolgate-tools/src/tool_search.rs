@@ -75,8 +75,7 @@ impl ToolSearchTool {
 }
 
 fn parse(input: &ToolSearchInput) -> Result<(Query, usize), ToolError> {
-    let query =
-        Query::parse(&input.query).map_err(|e| ToolError::InvalidRequest(e.to_string()))?;
+    let query = Query::parse(&input.query).map_err(|e| ToolError::InvalidRequest(e.to_string()))?;
     let max = tool_search::max_results(input.max_results)
         .map_err(|e| ToolError::InvalidRequest(e.to_string()))?;
     Ok((query, max))

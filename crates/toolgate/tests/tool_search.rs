@@ -46,7 +46,12 @@ fn toolsearch_is_not_offered_when_nothing_is_deferred() {
         .collect();
     assert!(names.contains(&"Read"), "{names:?}");
     assert!(!names.contains(&"ToolSearch"), "{names:?}");
-    assert!(defs.as_array().unwrap().iter().all(|d| d.get("defer_loading").is_none()));
+    assert!(
+        defs.as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d.get("defer_loading").is_none())
+    );
 
     let out = run(&ws, &["call", "ToolSearch", r#"{"query":"select:Read"}"#]);
     assert_eq!(out.status.code(), Some(2), "a denial: {out:?}");
@@ -56,7 +61,16 @@ fn toolsearch_is_not_offered_when_nothing_is_deferred() {
     assert!(v.to_string().contains("no tool is deferred"), "{v}");
     // Forcing deferral on changes nothing for built-in tools.
     let always = r#"{"toolgate":{"toolSearch":{"mode":"always"}}}"#;
-    let out = run(&ws, &["call", "--settings", always, "Read", r#"{"file_path":"notes.txt"}"#]);
+    let out = run(
+        &ws,
+        &[
+            "call",
+            "--settings",
+            always,
+            "Read",
+            r#"{"file_path":"notes.txt"}"#,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
@@ -64,18 +78,38 @@ fn toolsearch_is_not_offered_when_nothing_is_deferred() {
 fn broken_tool_search_settings_stop_before_anything_runs() {
     let ws = tempfile::tempdir().unwrap();
     let cases = [
-        (r#"{"toolgate":{"toolSearch":{"thresholdPercent":250}}}"#, "thresholdPercent"),
-        (r#"{"toolgate":{"toolSearch":{"contextTokens":0}}}"#, "contextTokens"),
-        (r#"{"toolgate":{"toolSearch":{"mode":"sometimes"}}}"#, "sometimes"),
+        (
+            r#"{"toolgate":{"toolSearch":{"thresholdPercent":250}}}"#,
+            "thresholdPercent",
+        ),
+        (
+            r#"{"toolgate":{"toolSearch":{"contextTokens":0}}}"#,
+            "contextTokens",
+        ),
+        (
+            r#"{"toolgate":{"toolSearch":{"mode":"sometimes"}}}"#,
+            "sometimes",
+        ),
         (r#"{"toolgate":{"toolSearch":{"treshold":5}}}"#, "treshold"),
     ];
     for (settings, says) in cases {
         for cmd in [
-            &["call", "--settings", settings, "Read", r#"{"file_path":"x"}"#][..],
+            &[
+                "call",
+                "--settings",
+                settings,
+                "Read",
+                r#"{"file_path":"x"}"#,
+            ][..],
             &["tools", "--settings", settings][..],
         ] {
             let out = if cmd[0] == "tools" {
-                bin().args(cmd).arg("--workspace").arg(ws.path()).output().unwrap()
+                bin()
+                    .args(cmd)
+                    .arg("--workspace")
+                    .arg(ws.path())
+                    .output()
+                    .unwrap()
             } else {
                 run(&ws, cmd)
             };
