@@ -91,3 +91,18 @@ def register(test, h):
         p = subprocess.run([h.TOOLGATE, "serve", "--workspace", str(ws), "--tools", "some"],
                            capture_output=True, text=True, timeout=10)
         assert p.returncode == 64 and "possible values: all, search" in p.stderr, (p.returncode, p.stderr)
+
+    @test
+    async def search_mode_over_http_in_both_eras():
+        ws = h.workspace()
+        with h.HttpServer(ws, "--tools", "search") as srv:
+            for mode in ("legacy", "auto"):
+                async with h.http_client(srv.url, f"s-{mode}", mode=mode) as c:
+                    tools = [t.name for t in (await c.list_tools()).tools]
+                    assert sorted(tools) == ["call_tool", "search_tools"], (mode, tools)
+                    found = await c.call_tool("search_tools", {"query": "+notebook cell"})
+                    assert names(found)[:1] == ["NotebookEdit"], (mode, names(found))
+                    r = await c.call_tool("call_tool", {"name": "Grep", "arguments": {"pattern": "needle"}})
+                    assert not r.is_error, (mode, h.text(r))
+                    d = await c.call_tool("call_tool", {"name": "Read", "arguments": {"file_path": "secret.txt"}})
+                    assert h.meta(d).get("toolgate/code") == "denied", (mode, h.meta(d))

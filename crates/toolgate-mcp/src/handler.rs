@@ -288,7 +288,13 @@ impl ServerHandler for GateServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        convert::tool(&self.source.default_view(), name)
+        match self.source.tools_mode() {
+            ToolsMode::All => convert::tool(&self.source.default_view(), name),
+            ToolsMode::Search => search_mode::meta_tools()
+                .ok()?
+                .into_iter()
+                .find(|t| t.name == name),
+        }
     }
 
     async fn on_custom_request(
