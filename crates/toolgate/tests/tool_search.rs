@@ -75,6 +75,21 @@ fn toolsearch_is_not_offered_when_nothing_is_deferred() {
 }
 
 #[test]
+fn config_shows_the_tool_search_settings() {
+    let ws = tempfile::tempdir().unwrap();
+    let settings = r#"{"toolgate":{"toolSearch":{"mode":"auto","thresholdPercent":5}}}"#;
+    let out = bin()
+        .args(["config", "--json", "--settings", settings, "--workspace"])
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["toolSearch"]["mode"], "auto", "{v}");
+    assert_eq!(v["toolSearch"]["thresholdPercent"], 5, "{v}");
+}
+
+#[test]
 fn broken_tool_search_settings_stop_before_anything_runs() {
     let ws = tempfile::tempdir().unwrap();
     let cases = [

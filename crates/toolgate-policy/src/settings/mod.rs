@@ -367,6 +367,7 @@ impl Settings {
             "disableAllHooks": self.disable_all_hooks.as_ref().map(|d| json!({"value": d.value, "source": self.label(d.source)})),
             "classifier": self.classifier.as_ref().map(|c| json!({"source": self.label(c.source)})),
             "agent": self.agent.as_ref().map(|a| json!({"source": self.label(a.source), "endpoint": a.value.endpoint})),
+            "toolSearch": self.tool_search,
             "warnings": self.warnings,
         })
     }
