@@ -379,5 +379,30 @@ mod tests {
         );
         assert_eq!(max_results(Some(0)), Err(QueryError::BadMaxResults(0)));
         assert_eq!(max_results(None), Ok(DEFAULT_MAX_RESULTS));
+        assert_eq!(Query::parse("🎉 ✓"), Err(QueryError::NoTerms));
+        assert!(matches!(
+            Query::parse("SELECT:Read"),
+            Ok(Query::Select(n)) if n == ["Read"]
+        ));
+        // `select:` cut inside a multi-byte character is just a keyword query.
+        assert!(matches!(
+            Query::parse("select\u{e9}x"),
+            Ok(Query::Keywords { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_is_refused_without_panicking(text in "\\PC{0,600}") {
+            match Query::parse(&text) {
+                Ok(Query::Select(names)) => {
+                    proptest::prop_assert!(!names.is_empty() && names.len() <= MAX_SELECT_NAMES);
+                }
+                Ok(Query::Keywords { required, terms }) => {
+                    proptest::prop_assert!(!(required.is_empty() && terms.is_empty()));
+                }
+                Err(e) => proptest::prop_assert!(!e.to_string().is_empty()),
+            }
+        }
     }
 }

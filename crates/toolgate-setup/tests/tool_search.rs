@@ -448,3 +448,43 @@ async fn a_narrower_view_without_toolsearch_defers_nothing() {
     assert_eq!(defs.len(), 111);
     assert!(defs.iter().all(|d| d.get("defer_loading").is_none()));
 }
+
+/// An upstream controls its definitions: a deeply nested schema and a huge description are
+/// indexed within bounds (parameters deeper than six levels are not), and searching them
+/// neither fails nor hangs.
+#[tokio::test]
+async fn hostile_definitions_are_indexed_within_bounds() {
+    let mut schema = json!({"type": "object", "properties": {"abyssword": {"type": "string"}}});
+    for depth in 0..40 {
+        schema = json!({"type": "object", "properties": {format!("level{depth}"): schema}});
+    }
+    schema["properties"]["shallowword"] = json!({"type": "string"});
+    let mut deep = fake(0);
+    deep.0.name = "mcp__evil__deep".into();
+    deep.0.input_schema = schema;
+    deep.0.description = "flood ".repeat(200_000);
+    let dir = tempfile::tempdir().unwrap();
+    let mut builder = Registry::builder().register(toolgate_tools::ToolSearchTool::new());
+    builder = builder.register(deep);
+    let registry = builder.build().unwrap();
+    let view = toolgate_core::ViewOptions {
+        deferred: vec!["mcp__evil__deep".into()],
+        ..Default::default()
+    };
+    let gate = Gate::builder()
+        .workspace(dir.path())
+        .registry(registry)
+        .view(view)
+        .policy(Arc::new(AllowAll))
+        .build()
+        .unwrap();
+    assert_eq!(
+        found(&search(&gate, json!({"query": "shallowword"})).await),
+        ["mcp__evil__deep"]
+    );
+    assert!(found(&search(&gate, json!({"query": "abyssword"})).await).is_empty());
+    assert_eq!(
+        found(&search(&gate, json!({"query": "flood"})).await),
+        ["mcp__evil__deep"]
+    );
+}
