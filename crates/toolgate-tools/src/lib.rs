@@ -1,6 +1,6 @@
 //! toolgate's built-in file and search tools: **Read**, **Write**, **Edit**, **MultiEdit**,
-//! **Glob**, **Grep**, **NotebookEdit** and **TodoWrite**, with Claude Code's schemas and
-//! behaviour.
+//! **Glob**, **Grep**, **NotebookEdit** and **TodoWrite**, and **ToolSearch** (which loads
+//! deferred MCP tools), with Claude Code's schemas and behaviour.
 //!
 //! Every path a tool touches goes through [`paths`], the security core: the path is resolved
 //! to its real path, which must lie inside one of the session's roots, and the file is then
