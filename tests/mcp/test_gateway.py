@@ -80,7 +80,10 @@ def everything() -> dict:
 
 
 def fixture(*args: str) -> dict:
-    return {"command": sys.executable, "args": [str(FIXTURE), *args]}
+    # Outside the sandbox: the tests share files in their temp dir with it (a rug pull
+    # rewrites its tool list), which a room would hide. The real npm servers above get the
+    # default, a room wherever the kernel supports one.
+    return {"command": sys.executable, "args": [str(FIXTURE), *args], "sandbox": False}
 
 
 @test

@@ -781,6 +781,11 @@ import test_orch  # noqa: E402
 
 test_orch.register(test, sys.modules[__name__])
 
+# `serve --tools=search`: search_tools and call_tool.
+import test_search  # noqa: E402
+
+test_search.register(test, sys.modules[__name__])
+
 
 async def main() -> int:
     passed = failed = 0

@@ -18,6 +18,7 @@ use toolgate_protocol::{
 };
 
 use self::flight::Flight;
+use crate::deferral::LoadedTools;
 use crate::delegate::{GateHandle, Lineage};
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
 use crate::sandbox::SandboxStage;
@@ -28,6 +29,7 @@ use crate::stages::{
     AuditSink, ConstraintStage, HookStage, NoAudit, PolicyStage, Prompter, ReadFilter,
 };
 use crate::tool::ToolContext;
+use crate::tool_search::TOOL_SEARCH;
 
 /// Inputs larger than this (serialised) are refused at stage 2: a model has no business
 /// sending more in one call, and everything downstream (hooks, audit) copies the input.
@@ -416,10 +418,26 @@ impl Gate {
     /// Unknown and hidden tools fail at stage 1 without side effects, so they may join a
     /// shared group.
     fn concurrency_of(&self, name: &str) -> Concurrency {
-        match self.view.lookup(name) {
+        match self.lookup(name) {
             Lookup::Found(entry) => entry.spec().concurrency,
             _ => Concurrency::Shared,
         }
+    }
+
+    /// Looks `name` up in the view; a deferred tool this session loaded is found.
+    fn lookup(&self, name: &str) -> Lookup<'_> {
+        match self.view.lookup(name) {
+            Lookup::Deferred(entry) if LoadedTools::loaded_in(&self.session, name) => {
+                Lookup::Found(entry)
+            }
+            other => other,
+        }
+    }
+
+    /// The tool definitions to send the model now, in `format`: the view's, with the
+    /// deferred tools this session loaded sent in full (see [`View::definitions_for`]).
+    pub fn definitions(&self, format: toolgate_protocol::wire::Format) -> Vec<Value> {
+        self.view.definitions_for(format, &self.session)
     }
 
     fn context(
@@ -451,14 +469,14 @@ impl Gate {
 
     /// Stage 1: the tool, or the error (and, for a tool policy hid, the verdict).
     fn resolve(&self, name: &str) -> Result<Arc<Entry>, Box<(CallError, Option<Verdict>)>> {
-        match self.view.lookup(name) {
+        match self.lookup(name) {
             Lookup::Found(entry) => Ok(Arc::clone(entry)),
-            Lookup::Deferred => Err(Box::new((
+            Lookup::Deferred(_) => Err(Box::new((
                 CallError::new(
                     ErrorCode::ToolNotLoaded,
                     Stage::Resolve,
                     format!(
-                        "`{name}` is deferred: load its definition with ToolSearch (query \"select:{name}\") before calling it"
+                        "`{name}` is deferred: load its definition with {TOOL_SEARCH} (query \"select:{name}\") before calling it"
                     ),
                 ),
                 None,

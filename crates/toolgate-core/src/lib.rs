@@ -65,6 +65,7 @@
 
 pub mod asking;
 pub mod child;
+pub mod deferral;
 pub mod delegate;
 mod gate;
 pub mod outputs;
@@ -76,7 +77,9 @@ mod shape;
 mod stage_set;
 pub mod stages;
 mod tool;
+pub mod tool_search;
 
+pub use deferral::{Deferral, LoadedTools};
 pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,

@@ -5,9 +5,9 @@
 //! mode, the "simple" set, a profile's allow-list, bare-name deny rules, deferred tools); it
 //! never mutates the registry.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,10 @@ use thiserror::Error;
 use toolgate_protocol::wire::{self, Format};
 use toolgate_protocol::{Layer, PermissionMode, ToolSpec};
 
+use crate::deferral::LoadedTools;
+use crate::session::Session;
 use crate::tool::Tool;
+use crate::tool_search::{Query, Scope, SearchIndex, TOOL_SEARCH};
 
 /// The tools of the "simple" set.
 pub const SIMPLE_TOOLS: [&str; 3] = ["Bash", "Read", "Edit"];
@@ -189,7 +192,7 @@ impl Snapshot {
     }
 }
 
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .bytes()
@@ -330,17 +333,11 @@ impl Registry {
                 None => visible.push(Arc::clone(entry)),
             }
         }
-        let deferred = options
-            .deferred
-            .iter()
-            .filter(|n| visible.iter().any(|e| &e.spec.name == *n))
-            .cloned()
-            .collect();
-        Ok(View {
-            visible: Arc::new(visible),
-            hidden: Arc::new(hidden),
-            deferred: Arc::new(deferred),
-        })
+        Ok(View::assemble(
+            visible,
+            hidden,
+            options.deferred.iter().cloned().collect(),
+        ))
     }
 }
 
@@ -390,7 +387,10 @@ pub struct Hidden {
 pub struct View {
     visible: Arc<Vec<Arc<Entry>>>,
     hidden: Arc<BTreeMap<String, Hidden>>,
-    deferred: Arc<Vec<String>>,
+    /// Visible tools whose definitions are not sent until loaded.
+    deferred: Arc<BTreeSet<String>>,
+    /// The search index over `visible`, built on the first search.
+    index: Arc<OnceLock<SearchIndex>>,
 }
 
 /// The result of looking a name up in a view.
@@ -398,8 +398,8 @@ pub struct View {
 pub enum Lookup<'a> {
     /// The tool is available.
     Found(&'a Arc<Entry>),
-    /// The tool exists but is deferred.
-    Deferred,
+    /// The tool is available but deferred: callable only once the session loaded it.
+    Deferred(&'a Arc<Entry>),
     /// The tool exists but policy hid it from this session.
     Hidden(&'a Hidden),
     /// No such tool; names that are close, best first.
@@ -437,17 +437,15 @@ impl View {
                 );
             }
         }
-        let deferred = self
-            .deferred
-            .iter()
-            .filter(|n| visible.iter().any(|e| &e.spec.name == *n))
-            .cloned()
-            .collect();
-        View {
-            visible: Arc::new(visible),
-            hidden: Arc::new(hidden),
-            deferred: Arc::new(deferred),
-        }
+        // A narrower view without ToolSearch (a sub-agent's tool list) could never load
+        // what is deferred: its tools are sent in full instead.
+        let searchable = |v: &[Arc<Entry>]| v.iter().any(|e| e.spec.name == TOOL_SEARCH);
+        let deferred = if searchable(&self.visible) && !searchable(&visible) {
+            BTreeSet::new()
+        } else {
+            (*self.deferred).clone()
+        };
+        View::assemble(visible, hidden, deferred)
     }
 
     /// Looks a tool up by its exact (case-sensitive) name or an old alias of it
@@ -456,8 +454,8 @@ impl View {
         // An old name (`Task`) finds the tool under its current one (`Agent`).
         let name = toolgate_protocol::canonical_tool_name(name);
         if let Some(entry) = self.visible.iter().find(|e| e.spec.name == name) {
-            if self.deferred.iter().any(|d| d == name) {
-                return Lookup::Deferred;
+            if self.deferred.contains(name) {
+                return Lookup::Deferred(entry);
             }
             return Lookup::Found(entry);
         }
@@ -489,13 +487,125 @@ impl View {
             .collect()
     }
 
-    /// Tool definitions of the loaded (non-deferred) tools in an API's format.
+    /// Tool definitions in an API's format, as a session that loaded no deferred tool sees
+    /// them (see [`View::definitions_for`]).
     pub fn definitions(&self, format: Format) -> Vec<Value> {
+        self.definitions_with(format, |_| false)
+    }
+
+    /// Tool definitions for `session`: the tools it loaded with ToolSearch are sent in
+    /// full, the other deferred ones as the format allows — with `defer_loading: true`
+    /// (Anthropic: the API keeps them out of the prompt) or not at all (OpenAI, MCP).
+    /// ToolSearch's description names the deferred tools, so the model knows to load them.
+    pub fn definitions_for(&self, format: Format, session: &Session) -> Vec<Value> {
+        match session.extensions.get::<LoadedTools>() {
+            Some(loaded) => self.definitions_with(format, |n| loaded.contains(n)),
+            None => self.definitions(format),
+        }
+    }
+
+    fn definitions_with(&self, format: Format, loaded: impl Fn(&str) -> bool) -> Vec<Value> {
+        let is_pending = |n: &str| self.deferred.contains(n) && !loaded(n);
+        let pending: Vec<&str> = self
+            .visible
+            .iter()
+            .map(|e| e.spec.name.as_str())
+            .filter(|n| is_pending(n))
+            .collect();
+        let mut defs = Vec::with_capacity(self.visible.len());
+        for e in self.visible.iter() {
+            let name = e.spec.name.as_str();
+            if name == TOOL_SEARCH && !pending.is_empty() {
+                let mut spec = e.spec.clone();
+                spec.description.push_str(&deferred_note(&pending));
+                defs.push(wire::tool_definition(&spec, format));
+            } else if !is_pending(name) {
+                defs.push(wire::tool_definition(&e.spec, format));
+            } else if format == Format::Anthropic {
+                let mut def = wire::tool_definition(&e.spec, format);
+                if let Some(obj) = def.as_object_mut() {
+                    obj.insert("defer_loading".into(), Value::Bool(true));
+                }
+                defs.push(def);
+            }
+        }
+        defs
+    }
+
+    /// Whether `name` is visible and deferred (whether or not a session loaded it).
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.deferred.contains(name)
+    }
+
+    /// The deferred tools, in registry order.
+    pub fn deferred_names(&self) -> Vec<&str> {
         self.visible
             .iter()
-            .filter(|e| !self.deferred.contains(&e.spec.name))
-            .map(|e| wire::tool_definition(&e.spec, format))
+            .map(|e| e.spec.name.as_str())
+            .filter(|n| self.deferred.contains(*n))
             .collect()
+    }
+
+    /// Runs a tool search over this view. Only visible tools can be found; `select:` of a
+    /// tool policy hid reports it in [`Found::hidden`] with the reason, never its
+    /// definition. Keyword searches rank the tools of `scope`.
+    pub fn search(&self, query: &Query, scope: Scope, max: usize) -> Found {
+        match query {
+            Query::Select(names) => {
+                let mut found = Found::default();
+                for name in names {
+                    match self.lookup(name) {
+                        Lookup::Found(e) | Lookup::Deferred(e) => found.tools.push(Arc::clone(e)),
+                        Lookup::Hidden(h) => found.hidden.push((name.clone(), h.reason.clone())),
+                        Lookup::Unknown(_) => found.unknown.push(name.clone()),
+                    }
+                }
+                found
+            }
+            Query::Keywords { required, terms } => {
+                let index = self.index.get_or_init(|| {
+                    SearchIndex::build(self.visible.iter(), |n| self.deferred.contains(n))
+                });
+                Found {
+                    tools: index.rank(required, terms, scope, max),
+                    ..Found::default()
+                }
+            }
+        }
+    }
+
+    /// A view from its parts: deferred names not visible are dropped, and ToolSearch is
+    /// hidden when nothing is deferred (it would have nothing to load).
+    fn assemble(
+        mut visible: Vec<Arc<Entry>>,
+        mut hidden: BTreeMap<String, Hidden>,
+        mut deferred: BTreeSet<String>,
+    ) -> View {
+        let names: std::collections::HashSet<&str> =
+            visible.iter().map(|e| e.spec.name.as_str()).collect();
+        deferred.retain(|n| names.contains(n.as_str()));
+        drop(names);
+        if deferred.is_empty()
+            && let Some(at) = visible.iter().position(|e| e.spec.name == TOOL_SEARCH)
+        {
+            visible.remove(at);
+            hidden.insert(
+                TOOL_SEARCH.to_owned(),
+                Hidden {
+                    layer: Layer::Default,
+                    reason: format!(
+                        "{TOOL_SEARCH} is offered only when tool definitions are deferred, and \
+                         no tool is deferred in this session: call the tools directly"
+                    ),
+                },
+            );
+        }
+        View {
+            visible: Arc::new(visible),
+            hidden: Arc::new(hidden),
+            deferred: Arc::new(deferred),
+            index: Arc::default(),
+        }
     }
 
     /// Definitions wrapped as each API's listing expects: an array for Anthropic and OpenAI,
@@ -507,6 +617,32 @@ impl View {
             _ => Value::Array(defs),
         }
     }
+}
+
+/// What a tool search found.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The tools, best first (`select:` order for exact names).
+    pub tools: Vec<Arc<Entry>>,
+    /// `select:` names that policy hid from this session, with the reason.
+    pub hidden: Vec<(String, String)>,
+    /// `select:` names no tool of this session has.
+    pub unknown: Vec<String>,
+}
+
+/// Most deferred names listed in ToolSearch's description; the rest are counted.
+pub const MAX_LISTED_DEFERRED: usize = 1000;
+
+fn deferred_note(names: &[&str]) -> String {
+    let mut note = String::from(
+        "\n\nDeferred tools (only their names are loaded; load a definition with this tool \
+         before calling the tool): ",
+    );
+    note.push_str(&names[..names.len().min(MAX_LISTED_DEFERRED)].join(", "));
+    if names.len() > MAX_LISTED_DEFERRED {
+        note.push_str(&format!(", and {} more", names.len() - MAX_LISTED_DEFERRED));
+    }
+    note
 }
 
 /// Levenshtein distance over bytes; names are short ASCII.

@@ -102,9 +102,16 @@ async fn deferred_tool_is_not_loaded() {
     let r = gate.execute(call("mcp__gh__issues", json!({}))).await;
     assert_eq!(code(&r), Some(ErrorCode::ToolNotLoaded));
     assert!(r.error().unwrap().message.contains("ToolSearch"));
+    // Anthropic's format sends it flagged `defer_loading`; the others leave it out.
+    let defs = gate.view().definitions(wire::Format::Anthropic);
+    let def = defs
+        .iter()
+        .find(|d| d["name"] == "mcp__gh__issues")
+        .unwrap();
+    assert_eq!(def["defer_loading"], true);
     assert!(
         gate.view()
-            .definitions(wire::Format::Anthropic)
+            .definitions(wire::Format::Mcp)
             .iter()
             .all(|d| d["name"] != "mcp__gh__issues")
     );

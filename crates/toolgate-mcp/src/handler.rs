@@ -26,6 +26,7 @@ use crate::convert;
 use crate::elicit::{Answered, Asker, Round};
 use crate::http::Principal;
 use crate::mrtr::{APPROVAL_INPUT, Approvals, Binding, StateError, digest};
+use crate::search_mode::{self, ToolsMode};
 use crate::source::{ClientIdentity, SessionSource};
 
 /// How often a long call reports progress to a client that asked for it (with a
@@ -273,8 +274,11 @@ impl ServerHandler for GateServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let gate = self.gate(&context)?;
-        let tools = convert::tools(gate.view())
-            .map_err(|e| McpError::internal_error(format!("tool definition: {e}"), None))?;
+        let tools = match self.source.tools_mode() {
+            ToolsMode::All => convert::tools(gate.view()),
+            ToolsMode::Search => search_mode::meta_tools(),
+        }
+        .map_err(|e| McpError::internal_error(format!("tool definition: {e}"), None))?;
         let mut result = ListToolsResult::with_all_items(tools);
         // The list is fixed for the session, but settings may change between sessions;
         // private because it is filtered by this client's policy.
@@ -284,7 +288,13 @@ impl ServerHandler for GateServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        convert::tool(&self.source.default_view(), name)
+        match self.source.tools_mode() {
+            ToolsMode::All => convert::tool(&self.source.default_view(), name),
+            ToolsMode::Search => search_mode::meta_tools()
+                .ok()?
+                .into_iter()
+                .find(|t| t.name == name),
+        }
     }
 
     async fn on_custom_request(
@@ -356,6 +366,19 @@ impl ServerHandler for GateServer {
             request_state,
             ..
         } = request;
+        let (name, arguments) = match self.source.tools_mode() {
+            ToolsMode::All => (name.into_owned(), arguments),
+            ToolsMode::Search => {
+                match search_mode::route(&gate, &context.id, name.into_owned(), arguments) {
+                    search_mode::Routed::Call(name, arguments) => (name, arguments),
+                    search_mode::Routed::Answer(result) => {
+                        let out = search_mode::answer(&result)
+                            .map_err(|e| McpError::internal_error(format!("result: {e}"), None))?;
+                        return Ok(CallToolResponse::Complete(out));
+                    }
+                }
+            }
+        };
         let call = convert::tool_call(&context.id, &name, arguments);
         let asker = match self.asker(&context, &gate, &call, input_responses, request_state) {
             Ok(asker) => asker,

@@ -39,6 +39,7 @@ mod handler;
 mod http;
 mod listener;
 pub mod mrtr;
+mod search_mode;
 mod sessions;
 mod source;
 mod stdio;
@@ -54,6 +55,7 @@ pub use listener::{
     MAX_HTTP_CONNECTIONS_PER_PEER,
 };
 pub use mrtr::{APPROVAL_INPUT, APPROVAL_STATE_TTL, StateError};
+pub use search_mode::{CALL_TOOL, SEARCH_TOOLS, ToolsMode};
 pub use sessions::{MAX_HTTP_SESSIONS, SessionLimitError};
 pub use source::{ClientIdentity, MAX_CLIENT_NAME_CHARS, SessionSource, open_labelled};
 pub use stdio::{BUSY, MAX_IN_FLIGHT, MAX_LINE_BYTES, serve_io, serve_stdio};

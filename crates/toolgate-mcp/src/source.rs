@@ -67,6 +67,12 @@ pub trait SessionSource: Send + Sync + 'static {
     /// The view of a session whose client is not known yet. Used only to look a tool's input
     /// schema up for HTTP header validation, never to decide a call.
     fn default_view(&self) -> View;
+
+    /// Which tools `tools/list` offers: the whole view (the default), or
+    /// `search_tools` / `call_tool` (`toolgate serve --tools=search`).
+    fn tools_mode(&self) -> crate::ToolsMode {
+        crate::ToolsMode::All
+    }
 }
 
 /// A gate is a source of sessions over its own registry, stages and view: each connection

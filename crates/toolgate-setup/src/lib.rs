@@ -19,7 +19,7 @@
 //! let gate = built.gate;
 //!
 //! // The definitions to send to the model, then every tool_use block through the gate.
-//! let tools = gate.view().definitions(wire::Format::Anthropic);
+//! let tools = gate.definitions(wire::Format::Anthropic);
 //! let call = ToolCall::new("toolu_1", "Read", serde_json::json!({"file_path": "README.md"}));
 //! let result = gate.execute(call).await;
 //! let block = wire::result(&result, wire::Format::Anthropic);
@@ -53,10 +53,14 @@ use std::time::Duration;
 
 use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
+use toolgate_core::deferral::{DEFAULT_CONTEXT_TOKENS, DEFAULT_THRESHOLD_PERCENT};
 use toolgate_core::registry::RegistryError;
-use toolgate_core::{BuildError, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions};
+use toolgate_core::tool_search::TOOL_SEARCH;
+use toolgate_core::{
+    BuildError, Deferral, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions,
+};
 use toolgate_hooks::{DisableHooks, HookConfig, HookSource};
-use toolgate_policy::settings::{self, LoadOptions, Settings, SourceKind};
+use toolgate_policy::settings::{self, LoadOptions, Settings, SourceKind, ToolSearchMode};
 use toolgate_policy::{Engine, JsonLinesSource, PolicyError, Profile};
 use toolgate_protocol::PermissionMode;
 
@@ -106,6 +110,9 @@ pub enum SetupError {
     /// `mcpServers` or `.mcp.json` is malformed, or the MCP pin store is unusable.
     #[error(transparent)]
     Gateway(#[from] toolgate_gateway::GatewayError),
+    /// `toolgate.toolSearch` has a value out of range.
+    #[error("toolgate.toolSearch: {0}")]
+    ToolSearch(String),
     /// The path of the sandbox helper is unknown.
     #[error("cannot find the toolgate executable for the sandbox helper: {0}")]
     Exe(std::io::Error),
@@ -178,6 +185,9 @@ pub struct ViewChoice {
     pub only: Vec<String>,
     /// Remove these tools (bare-name deny rules).
     pub deny_tools: Vec<String>,
+    /// When MCP tools are deferred behind ToolSearch; `None`: as the settings say
+    /// (`toolgate.toolSearch`, see [`deferral`]).
+    pub deferral: Option<Deferral>,
 }
 
 /// Where audit records go: the local hash-chained log (the source of truth), and the
@@ -424,7 +434,8 @@ fn compile_sandboxed(
 
 /// The tools a session with these settings starts with: the file and shell tools (their
 /// commands get the settings' `env`), WebFetch, WebSearch when a backend is configured, and
-/// the orchestration tools (AskUserQuestion, Skill, Agent, worktrees, plan mode).
+/// the orchestration tools (AskUserQuestion, Skill, Agent, worktrees, plan mode), and
+/// ToolSearch (offered only when tools are deferred).
 pub fn builtin_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     let mut tools = toolgate_tools::builtin_file_tools(&toolgate_tools::FileToolsConfig::default());
     let shell = toolgate_tools::shell::ShellConfig {
@@ -434,6 +445,8 @@ pub fn builtin_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupErr
     tools.extend(toolgate_tools::shell::shell_tools(&shell));
     tools.extend(web::tools(settings)?);
     tools.extend(toolgate_orch::tools(&orch_config(settings)));
+    // Hidden by the view unless some tool is deferred.
+    tools.push(Arc::new(toolgate_tools::ToolSearchTool::new()));
     Ok(tools)
 }
 
@@ -465,7 +478,9 @@ pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry
 }
 
 /// The view of a session in `mode`, trimmed by `choice`, by bare-name deny rules and by the
-/// profile's tool list.
+/// profile's tool list, with MCP tools deferred as `choice.deferral` says (default
+/// [`Deferral::default`]). Nothing is deferred when ToolSearch is not in the view (a rule
+/// denies it): deferred tools could then never be loaded.
 pub fn view_options(
     choice: &ViewChoice,
     mode: PermissionMode,
@@ -485,7 +500,57 @@ pub fn view_options(
             view.deny.push(name.clone());
         }
     }
+    // A view that cannot be built (a bad pattern) fails where the gate builds it.
+    let deferral = choice.deferral.unwrap_or_default();
+    if deferral == Deferral::Off {
+        return view;
+    }
+    let Ok(full) = registry.view(&view) else {
+        return view;
+    };
+    view.deferred = deferral.deferred(&full);
+    if !view.deferred.is_empty() {
+        let searchable = registry
+            .view(&view)
+            .is_ok_and(|v| v.entries().iter().any(|e| e.spec().name == TOOL_SEARCH));
+        if !searchable {
+            view.deferred.clear();
+        }
+    }
     view
+}
+
+/// `toolgate.toolSearch` as a [`Deferral`]: `auto` (the default) at
+/// [`DEFAULT_THRESHOLD_PERCENT`] of [`DEFAULT_CONTEXT_TOKENS`] unless set, `always`, `off`.
+pub fn deferral(settings: &Settings) -> Result<Deferral, SetupError> {
+    let Some(config) = settings.tool_search else {
+        return Ok(Deferral::default());
+    };
+    Ok(match config.mode {
+        ToolSearchMode::Off => Deferral::Off,
+        ToolSearchMode::Always => Deferral::Always,
+        ToolSearchMode::Auto => {
+            let threshold_percent = config
+                .threshold_percent
+                .unwrap_or(DEFAULT_THRESHOLD_PERCENT);
+            if !(1..=100).contains(&threshold_percent) {
+                return Err(SetupError::ToolSearch(format!(
+                    "thresholdPercent is {threshold_percent}; use a share of the context from 1 to 100"
+                )));
+            }
+            let context_tokens = config.context_tokens.unwrap_or(DEFAULT_CONTEXT_TOKENS);
+            if context_tokens == 0 {
+                return Err(SetupError::ToolSearch(
+                    "contextTokens is 0; use the model's context size in tokens (e.g. 200000)"
+                        .into(),
+                ));
+            }
+            Deferral::Auto {
+                context_tokens,
+                threshold_percent,
+            }
+        }
+    })
 }
 
 /// Builds the gate for `setup`: settings merged and compiled, the registry and view, policy,
@@ -558,7 +623,11 @@ pub(crate) fn build_with_parts(
         tracing::warn!("{warning}");
     }
     let registry = registry(setup.tools_snapshot.as_deref(), &settings)?;
-    let view = view_options(&setup.view, mode, &registry, &engine);
+    let mut choice = setup.view.clone();
+    if choice.deferral.is_none() {
+        choice.deferral = Some(deferral(&settings)?);
+    }
+    let view = view_options(&choice, mode, &registry, &engine);
     let mut builder = Gate::builder()
         .workspace(&setup.workspace)
         .registry(registry)

@@ -1,6 +1,6 @@
 //! toolgate's built-in file and search tools: **Read**, **Write**, **Edit**, **MultiEdit**,
-//! **Glob**, **Grep**, **NotebookEdit** and **TodoWrite**, with Claude Code's schemas and
-//! behaviour.
+//! **Glob**, **Grep**, **NotebookEdit** and **TodoWrite**, and **ToolSearch** (which loads
+//! deferred MCP tools), with Claude Code's schemas and behaviour.
 //!
 //! Every path a tool touches goes through [`paths`], the security core: the path is resolved
 //! to its real path, which must lie inside one of the session's roots, and the file is then
@@ -72,6 +72,7 @@ mod search;
 pub mod shell;
 mod spec;
 mod todo;
+mod tool_search;
 mod write;
 
 use std::sync::Arc;
@@ -91,6 +92,7 @@ pub use read::{ReadInput, ReadTool};
 pub use replace::EditOp;
 pub use search::OutputMode;
 pub use todo::{Todo, TodoStatus, TodoWriteInput, TodoWriteTool, todos};
+pub use tool_search::{ToolSearchInput, ToolSearchTool};
 pub use write::{WriteInput, WriteTool};
 
 /// The names of the tools [`builtin_file_tools`] returns, in order.

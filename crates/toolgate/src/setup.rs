@@ -9,7 +9,6 @@ use thiserror::Error;
 use toolgate_audit::FsyncPolicy;
 use toolgate_core::{Registry, ViewOptions};
 use toolgate_policy::JsonLinesSource;
-use toolgate_protocol::PermissionMode;
 use toolgate_setup::{AuditChoice, LivePolicy, Loaded, SettingsChoice, Setup, ViewChoice};
 
 pub use toolgate_setup::{Built, Prompting};
@@ -78,6 +77,7 @@ pub fn setup(
         simple: session.simple,
         only: session.only.clone(),
         deny_tools: session.deny_tools.clone(),
+        deferral: None,
     };
     setup.tools_snapshot = session.tools_snapshot.clone();
     setup.session_id = session.session_id.clone();
@@ -129,19 +129,24 @@ pub fn registry(
     Ok(toolgate_setup::registry(snapshot, settings)?)
 }
 
-/// View options from the session arguments.
+/// View options from the session arguments and the settings.
 pub fn view_options(
     args: &SessionArgs,
-    mode: PermissionMode,
+    loaded: &Loaded,
     registry: &Registry,
-    engine: &toolgate_policy::Engine,
-) -> ViewOptions {
+) -> Result<ViewOptions, SetupError> {
     let choice = ViewChoice {
         simple: args.simple,
         only: args.only.clone(),
         deny_tools: args.deny_tools.clone(),
+        deferral: Some(toolgate_setup::deferral(&loaded.settings)?),
     };
-    toolgate_setup::view_options(&choice, mode, registry, engine)
+    Ok(toolgate_setup::view_options(
+        &choice,
+        loaded.mode,
+        registry,
+        &loaded.engine,
+    ))
 }
 
 /// Loads the settings for a session (all sources, merged; see docs/permissions.md).
@@ -171,6 +176,19 @@ pub fn live(
         setup(session, audit, prompting)?,
         versioned,
     )?)
+}
+
+/// [`live`] for `toolgate serve`: nothing is deferred, because MCP clients get one stable
+/// tool list (`--tools=search` offers search instead) and defer on their side.
+pub fn live_serving(
+    session: &SessionArgs,
+    audit: Option<&AuditArgs>,
+    prompting: Prompting,
+    versioned: bool,
+) -> Result<(Arc<LivePolicy>, Built), SetupError> {
+    let mut setup = setup(session, audit, prompting)?;
+    setup.view.deferral = Some(toolgate_core::Deferral::Off);
+    Ok(LivePolicy::start(setup, versioned)?)
 }
 
 /// `toolgate serve`'s way of asking: MCP elicitation when the calling client supports it,

@@ -90,6 +90,7 @@ pub const KEYS: &[Key] = &[
     key("toolgate.agent", Widens, "the model endpoint sub-agents run on (the Agent tool)"),
     key("toolgate.riskFloor", ManagedOnly, "let catastrophic commands ask instead of being denied"),
     key("toolgate.maskSalt", Widens, "the key of masking hashes"),
+    key("toolgate.toolSearch", Narrows, "when MCP tools are deferred behind ToolSearch (mode auto/always/off, thresholdPercent, contextTokens)"),
     key("mcpServers", Widens, "MCP servers: programs toolgate starts (the MCP gateway)"),
     key("webFetch", Widens, "WebFetch settings (private hosts it may reach)"),
     key("webSearch", Widens, "WebSearch backend"),

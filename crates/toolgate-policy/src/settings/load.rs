@@ -148,6 +148,35 @@ pub(crate) struct RiskFloorConfig {
     pub catastrophic: FloorAction,
 }
 
+/// `toolgate.toolSearch`: when MCP tools are deferred behind ToolSearch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolSearchConfig {
+    /// `auto` (the default), `always` or `off`.
+    #[serde(default)]
+    pub mode: ToolSearchMode,
+    /// Under `auto`: the share of the context, in percent (1–100), MCP tool definitions
+    /// may take before they are deferred.
+    #[serde(default)]
+    pub threshold_percent: Option<u8>,
+    /// Under `auto`: the model's context budget, in tokens.
+    #[serde(default)]
+    pub context_tokens: Option<u64>,
+}
+
+/// When MCP tools are deferred.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSearchMode {
+    /// When their definitions would exceed the threshold.
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Off,
+}
+
 /// The `toolgate` key: toolgate's extensions to the Claude Code format.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -164,6 +193,8 @@ pub(crate) struct ToolgateSettings {
     pub risk_floor: Option<RiskFloorConfig>,
     #[serde(default)]
     pub mask_salt: Option<String>,
+    #[serde(default)]
+    pub tool_search: Option<ToolSearchConfig>,
 }
 
 /// One settings file as written. Unknown top-level keys (Claude Code has many) are

@@ -497,6 +497,13 @@ fn merge_toolgate(s: &mut Settings, at: &At, tg: ToolgateSettings) {
             ));
         }
     }
+    // Deferral changes which definitions are sent, never what may run: every source's
+    // value applies at once.
+    if let Some(ts) = tg.tool_search
+        && s.tool_search.is_none()
+    {
+        s.tool_search = Some(ts);
+    }
     if let Some(salt) = tg.mask_salt {
         if at.gated {
             s.warnings

@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use toolgate_protocol::PermissionMode;
 
 pub use load::{
-    CliSettings, FloorAction, LoadOptions, Served, is_settings_url, project_files,
-    user_project_settings,
+    CliSettings, FloorAction, LoadOptions, Served, ToolSearchConfig, ToolSearchMode,
+    is_settings_url, project_files, user_project_settings,
 };
 pub use merge::UNTRUSTED_NOTE;
 pub use trust::{
@@ -172,6 +172,8 @@ pub struct Settings {
     pub catastrophic_ask: Option<usize>,
     /// `toolgate.maskSalt`.
     pub mask_salt: Option<String>,
+    /// `toolgate.toolSearch` from the highest source that sets it.
+    pub tool_search: Option<ToolSearchConfig>,
     /// `env`: variables for the commands toolgate runs, each from the highest source that
     /// sets it (an untrusted project's wait for trust).
     pub env: BTreeMap<String, Sourced<String>>,
@@ -376,6 +378,7 @@ impl Settings {
             "disableAllHooks": self.disable_all_hooks.as_ref().map(|d| json!({"value": d.value, "source": self.label(d.source)})),
             "classifier": self.classifier.as_ref().map(|c| json!({"source": self.label(c.source)})),
             "agent": self.agent.as_ref().map(|a| json!({"source": self.label(a.source), "endpoint": a.value.endpoint})),
+            "toolSearch": self.tool_search,
             "warnings": self.warnings,
         })
     }

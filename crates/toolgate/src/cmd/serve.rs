@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use clap::Args;
 use toolgate_core::{Gate, View};
-use toolgate_mcp::{ClientIdentity, HttpOptions, ProfileToken, SessionError, SessionSource};
+use toolgate_mcp::{
+    ClientIdentity, HttpOptions, ProfileToken, SessionError, SessionSource, ToolsMode,
+};
 use toolgate_setup::LivePolicy;
 
 use crate::cli::{AuditArgs, SessionArgs, WatchArgs};
@@ -44,6 +46,12 @@ pub struct ServeArgs {
     /// Reloading the settings.
     #[command(flatten)]
     pub watch: WatchArgs,
+
+    /// Which tools `tools/list` offers: `all`, the session's policy-filtered view; or
+    /// `search`, only `search_tools` and `call_tool` (for clients that cannot handle many
+    /// tools; the same policy applies to what a search finds and to every call).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = ToolsArg::All)]
+    pub tools: ToolsArg,
 
     /// Serve Streamable HTTP at ADDR (`127.0.0.1:8765`, `:8765`, `8765`) on path /mcp,
     /// instead of stdio. A non-loopback address requires a bearer token.
@@ -87,6 +95,24 @@ pub struct ServeArgs {
     /// (repeatable; loopback origins always).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     pub allow_origins: Vec<String>,
+}
+
+/// `--tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolsArg {
+    /// Every tool of the session's view.
+    All,
+    /// `search_tools` and `call_tool`.
+    Search,
+}
+
+impl From<ToolsArg> for ToolsMode {
+    fn from(arg: ToolsArg) -> Self {
+        match arg {
+            ToolsArg::All => ToolsMode::All,
+            ToolsArg::Search => ToolsMode::Search,
+        }
+    }
 }
 
 /// Runs `toolgate serve`.
@@ -267,11 +293,13 @@ struct Profiles {
     launch_profile: Option<String>,
     /// Gates built per profile, on first use.
     by_profile: Mutex<HashMap<String, Gate>>,
+    /// `--tools`.
+    tools: ToolsMode,
 }
 
 impl Profiles {
     fn new(args: &ServeArgs) -> Result<Self, setup::SetupError> {
-        let (live, built) = setup::live(
+        let (live, built) = setup::live_serving(
             &args.session,
             Some(&args.audit),
             setup::mcp_prompting(),
@@ -285,6 +313,7 @@ impl Profiles {
             names,
             launch_profile: args.session.policy.profile.clone(),
             by_profile: Mutex::new(HashMap::new()),
+            tools: args.tools.into(),
         })
     }
 
@@ -325,6 +354,10 @@ impl SessionSource for Profiles {
 
     fn default_view(&self) -> View {
         self.base.view().clone()
+    }
+
+    fn tools_mode(&self) -> ToolsMode {
+        self.tools
     }
 }
 

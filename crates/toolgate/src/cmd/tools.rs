@@ -30,7 +30,10 @@ pub fn run(args: ToolsArgs) -> ExitCode {
             path.display()
         );
     }
-    let options = setup::view_options(&args.session, loaded.mode, &registry, &loaded.engine);
+    let options = match setup::view_options(&args.session, &loaded, &registry) {
+        Ok(o) => o,
+        Err(e) => return usage_error("tools", e),
+    };
     let view = match registry.view(&options) {
         Ok(v) => v,
         Err(e) => return usage_error("tools", e),
