@@ -153,11 +153,27 @@ impl Tree {
         for e in entries {
             let dir = if e.outside { &tree.out } else { &tree.ws };
             let at = e.at.iter().fold(dir.clone(), |p, n| p.join(n));
+            // An earlier entry may be a link out (to `/`, `/etc`, the temp dir): creating
+            // through it would write outside this test's own directory (stray links left
+            // in /tmp change what other tests see there). Only build where the parent
+            // really is inside.
+            let inside = at
+                .parent()
+                .and_then(|p| p.canonicalize().ok())
+                .is_some_and(|p| p.starts_with(&root));
+            if !inside {
+                continue;
+            }
             // Entries whose parent is missing, or that already exist, are skipped: the
             // generated list is a wish list, not a script.
             let _ = match &e.node {
                 Node::Dir => std::fs::create_dir(&at),
-                Node::File => std::fs::write(&at, "inside\n"),
+                // create_new: never through an existing entry (a link out of the tree).
+                Node::File => std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&at)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, b"inside\n")),
                 Node::Link(start, parts) => {
                     symlink(format!("{}{}", tree.prefix(*start), text(parts)), &at)
                 }
