@@ -73,3 +73,162 @@ fn glob_counts_only_denied_files_that_matched_and_says_1_file() {
     let (_, v) = call(dir.path(), &args);
     assert!(v.to_string().contains("deny reading them: 1 file.)"), "{v}");
 }
+
+/// A denied call's message names the rule and its source once, and says once what to do.
+#[test]
+fn deny_message_says_rule_source_and_advice_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.txt"), "x\n").unwrap();
+    let (out, v) = call(
+        dir.path(),
+        &["--deny", "Read(./x.txt)", "Read", r#"{"file_path": "x.txt"}"#],
+    );
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    let text = v["content"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(text.matches("Read(./x.txt)").count(), 1, "{text}");
+    assert_eq!(text.matches("command line").count(), 1, "{text}");
+    assert_eq!(text.to_lowercase().matches("retry").count(), 1, "{text}");
+    // Nobody to ask: the advice is still said once.
+    let (out, v) = call(dir.path(), &["Bash", r#"{"command": "rm -f x.txt"}"#]);
+    assert_eq!(out.status.code(), Some(2), "{v}");
+    let text = v["content"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("nobody can be asked"), "{text}");
+    assert_eq!(text.matches("do something else").count(), 1, "{text}");
+    assert!(!text.contains("Do not retry"), "{text}");
+    assert!(dir.path().join("x.txt").exists());
+}
+
+/// `check`'s text: a Read has no shell facts, and the "not trusted" warning of `--json` is
+/// there too.
+#[test]
+fn check_text_has_no_shell_facts_for_read_and_carries_the_trust_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".toolgate")).unwrap();
+    std::fs::write(
+        dir.path().join(".toolgate/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(make *)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let out = bin()
+        .args(["check", "--workspace"])
+        .arg(dir.path())
+        .args(["Read", r#"{"file_path": "a.txt"}"#])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("shell facts"), "{text}");
+    assert!(text.contains("path     read"), "{text}");
+    assert!(
+        text.contains("warning: the workspace") && text.contains("is not trusted"),
+        "{text}"
+    );
+    // A Bash call still says where its facts came from.
+    let out = bin()
+        .args(["check", "--workspace"])
+        .arg(dir.path())
+        .arg("Bash(ls)")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("facts  shell facts from analyzer"), "{text}");
+}
+
+/// `trust` of a missing directory blames the path, not the trust store.
+#[test]
+fn trust_of_a_missing_directory_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-project");
+    let out = bin().arg("trust").arg(&missing).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(!err.contains("trust store"), "{err}");
+}
+
+/// `sandbox run -w DIR` makes DIR the writable root; a missing one is named as such.
+#[test]
+fn sandbox_run_has_w_and_names_a_missing_workspace() {
+    // Not under /tmp, which the sandbox leaves writable.
+    let ws = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let missing = ws.path().join("missing");
+    let out = bin()
+        .current_dir(elsewhere.path())
+        .args(["sandbox", "run", "-w"])
+        .arg(&missing)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&missing.display().to_string()) && err.contains("--workspace does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("chdir") && !err.contains("placeholder"), "{err}");
+    // `-w` is the workspace: run from a subdirectory, the parent is writable with `-w`
+    // and not without it (the default workspace is the current directory).
+    let sub = ws.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let touch = |w: Option<&Path>, target: &Path| {
+        let mut c = bin();
+        c.current_dir(&sub).args(["sandbox", "run"]);
+        if let Some(w) = w {
+            c.arg("-w").arg(w);
+        }
+        c.arg("--").arg("touch").arg(target).output().unwrap()
+    };
+    let not_made = ws.path().join("not-made.txt");
+    let out = touch(None, &not_made);
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert!(!not_made.exists());
+    let made = ws.path().join("made.txt");
+    let out = touch(Some(ws.path()), &made);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(made.exists());
+}
+
+/// An allowed host that cannot be reached is reported as unreachable, not as denied by the
+/// rule that allowed it.
+#[test]
+fn proxy_reports_a_failed_upstream_connect_as_unreachable() {
+    // A port that nothing listens on: bind, note it, close.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let out = bin()
+        .current_dir(ws.path())
+        .args(["sandbox", "run", "--allow-domain"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--", "curl", "--noproxy", "", "-s", "-o", "/dev/null"])
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("proxy unreachable GET"), "{err}");
+    assert!(err.contains("the connection failed"), "{err}");
+    assert!(!err.contains("denied"), "{err}");
+}
+
+/// `-vv` summarises what the analyzer understood instead of printing the parser's tree, and
+/// logs written to a pipe carry no colour codes.
+#[test]
+fn verbose_logs_summarise_and_have_no_colour_on_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .env_remove("NO_COLOR")
+        .args(["-vv", "check", "--workspace"])
+        .arg(dir.path())
+        .arg("Bash(ls | wc -l)")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("analyzed") && err.contains("commands=2"), "{err}");
+    assert!(!err.contains("SourceSpan") && !err.contains("Program {"), "{err}");
+    assert!(!err.contains('\u{1b}'), "no escape codes: {err:?}");
+}
