@@ -442,6 +442,7 @@ async def stdio_bad_jsonrpc_never_crashes():
     assert sorted(anonymous) == [-32700] * 2 + [-32600] * 5, anonymous
     assert 6 not in by_id and 8 not in by_id, "oversize lines are refused, not run"
     assert by_id[3]["error"]["code"] == -32601, by_id[3]
+    assert by_id[3]["error"]["message"].startswith("method not found: no/such/method"), by_id[3]
     assert "error" in by_id[4], by_id.get(4)
     assert by_id[7]["result"]["isError"] is False, by_id[7]
 

@@ -48,6 +48,8 @@ pub struct CallReader<R> {
     cap: usize,
     line_no: u64,
     buf: Vec<u8>,
+    /// The last line was an OpenAI Responses `function_call` item.
+    responses: bool,
 }
 
 impl<R: BufRead> CallReader<R> {
@@ -63,7 +65,15 @@ impl<R: BufRead> CallReader<R> {
             cap,
             line_no: 0,
             buf: Vec::new(),
+            responses: false,
         }
+    }
+
+    /// Whether the last call read was an OpenAI Responses `function_call` item (`"type":
+    /// "function_call"`), which is answered with a `function_call_output` item rather than
+    /// a Chat Completions `role: tool` message.
+    pub fn last_was_responses(&self) -> bool {
+        self.responses
     }
 
     /// The number of the last line read (1-based; blank lines count).
@@ -82,7 +92,9 @@ impl<R: BufRead> CallReader<R> {
             if fits && self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            return Ok(Some(parse_line(&self.buf, fits, self.cap, self.line_no)));
+            let (call, responses) = parse_line(&self.buf, fits, self.cap, self.line_no);
+            self.responses = responses;
+            return Ok(Some(call));
         }
     }
 }
@@ -91,6 +103,20 @@ impl<R: BufRead> CallReader<R> {
 /// `format` plus a `"toolgate"` summary.
 pub fn result_line(result: &CallResult, format: Format) -> String {
     let mut value = wire::result(result, format);
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("toolgate".into(), wire::gate_summary(result));
+    }
+    value.to_string()
+}
+
+/// [`result_line`], answering an OpenAI Responses `function_call` item (`responses`, see
+/// [`CallReader::last_was_responses`]) with a `function_call_output` item when `format` is
+/// OpenAI: each API's call is answered in its own shape.
+pub fn result_line_for(result: &CallResult, format: Format, responses: bool) -> String {
+    if !(responses && format == Format::OpenAi) {
+        return result_line(result, format);
+    }
+    let mut value = wire::responses_output(result);
     if let Some(obj) = value.as_object_mut() {
         obj.insert("toolgate".into(), wire::gate_summary(result));
     }
@@ -110,11 +136,25 @@ fn malformed(line_no: u64, id: String, message: String) -> Box<Malformed> {
     })
 }
 
+/// The line's call (or the error answering it), and whether it was a Responses
+/// `function_call` item.
 fn parse_line(
     buf: &[u8],
     fits: bool,
     cap: usize,
     line_no: u64,
+) -> (Result<ToolCall, Box<Malformed>>, bool) {
+    let mut responses = false;
+    let call = parse_value(buf, fits, cap, line_no, &mut responses);
+    (call, responses)
+}
+
+fn parse_value(
+    buf: &[u8],
+    fits: bool,
+    cap: usize,
+    line_no: u64,
+    responses: &mut bool,
 ) -> Result<ToolCall, Box<Malformed>> {
     if !fits {
         return Err(malformed(
@@ -137,6 +177,7 @@ fn parse_line(
             format!("the line is not valid JSON ({e})"),
         )
     })?;
+    *responses = value.get("type").and_then(Value::as_str) == Some("function_call");
     wire::parse_call(&value).map_err(|e| {
         let id = ["id", "call_id"]
             .iter()

@@ -204,7 +204,8 @@ pub struct StateArgs {
 pub enum ResultFormat {
     /// Anthropic `tool_result` blocks.
     Anthropic,
-    /// OpenAI `{"role":"tool"}` messages.
+    /// OpenAI: `{"role":"tool"}` messages for Chat Completions tool calls,
+    /// `function_call_output` items for Responses `function_call` items.
     Openai,
 }
 

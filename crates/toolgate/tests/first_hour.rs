@@ -232,3 +232,160 @@ fn verbose_logs_summarise_and_have_no_colour_on_a_pipe() {
     assert!(!err.contains("SourceSpan") && !err.contains("Program {"), "{err}");
     assert!(!err.contains('\u{1b}'), "no escape codes: {err:?}");
 }
+
+fn exec(dir: &Path, args: &[&str], stdin: &str) -> (Output, Vec<Value>) {
+    use std::io::Write;
+    let mut child = bin()
+        .args(["exec", "--no-audit", "--workspace"])
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (out, lines)
+}
+
+/// `exec --format openai` answers each OpenAI API's call in that API's shape: a Responses
+/// `function_call` item with a `function_call_output` item, a Chat Completions tool call
+/// with a `role: tool` message — also when the call is malformed or denied.
+#[test]
+fn exec_openai_answers_responses_and_chat_calls_in_their_own_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let calls = [
+        r#"{"type":"function_call","call_id":"r1","name":"Read","arguments":"{\"file_path\":\"a.txt\"}"}"#,
+        r#"{"id":"c1","type":"function","function":{"name":"Read","arguments":"{\"file_path\":\"a.txt\"}"}}"#,
+        r#"{"type":"function_call","call_id":"r2","name":"Read","arguments":"not json"}"#,
+        r#"{"type":"function_call","call_id":"r3","name":"Bash","arguments":"{\"command\":\"rm a.txt\"}"}"#,
+    ]
+    .join("\n");
+    let (out, lines) = exec(dir.path(), &["--format", "openai"], &calls);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let responses = &lines[0];
+    assert_eq!(responses["type"], "function_call_output", "{responses}");
+    assert_eq!(responses["call_id"], "r1");
+    assert!(
+        responses["output"].as_str().unwrap().contains("alpha"),
+        "{responses}"
+    );
+    assert!(responses.get("role").is_none(), "{responses}");
+    let chat = &lines[1];
+    assert_eq!(chat["role"], "tool", "{chat}");
+    assert_eq!(chat["tool_call_id"], "c1");
+    assert!(chat.get("type").is_none(), "{chat}");
+    for (line, id) in [(&lines[2], "r2"), (&lines[3], "r3")] {
+        assert_eq!(line["type"], "function_call_output", "{line}");
+        assert_eq!(line["call_id"], id, "{line}");
+        assert_eq!(line["toolgate"]["decision"].is_null(), id == "r2", "{line}");
+    }
+    assert!(dir.path().join("a.txt").exists());
+}
+
+/// `tools --write-snapshot FILE` writes the file and prints no listing, unless asked.
+#[test]
+fn tools_write_snapshot_does_not_also_print_the_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("tools.json");
+    let out = bin()
+        .args(["tools", "--workspace"])
+        .arg(dir.path())
+        .arg("--write-snapshot")
+        .arg(&snap)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(std::fs::read_to_string(&snap).unwrap().contains("\"Read\""));
+    let out = bin()
+        .args(["tools", "--format", "mcp", "--workspace"])
+        .arg(dir.path())
+        .arg("--write-snapshot")
+        .arg(&snap)
+        .output()
+        .unwrap();
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(listing["tools"].is_array(), "{listing}");
+}
+
+/// A background task's output file goes when the session ends (here: `exec` reaches the
+/// end of its input), with the session's directory.
+#[test]
+fn background_task_output_is_removed_at_session_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, lines) = exec(
+        dir.path(),
+        &["--allow", "Bash(echo *)"],
+        r#"{"name":"Bash","input":{"command":"echo hi","run_in_background":true}}"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = lines[0]["content"][0]["text"].as_str().unwrap().to_owned();
+    let path = text
+        .split("Output is being written to: ")
+        .nth(1)
+        .map(|p| std::path::PathBuf::from(p.trim()))
+        .unwrap_or_else(|| panic!("no output path in {text}"));
+    assert!(
+        path.starts_with(std::fs::canonicalize(dir.path()).unwrap()),
+        "under the workspace, not /tmp/toolgate-outputs: {}",
+        path.display()
+    );
+    assert!(!path.exists(), "{} outlived the session", path.display());
+    assert!(!path.parent().unwrap().exists(), "the session directory too");
+}
+
+/// An unknown JSON-RPC method is answered with "method not found: X".
+#[test]
+fn serve_answers_an_unknown_method_with_method_not_found() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["serve", "--no-audit", "--workspace"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#,
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let answer = loop {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut reader, &mut line).unwrap() > 0,
+            "no answer"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            break v;
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("method not found: no/such/method"),
+        "{message}"
+    );
+}
