@@ -73,8 +73,25 @@ pub(crate) const ENV_SCRIPTS: &[(&str, &[&str], &[&str])] = &[
 /// itself. What they set is what matters, and it is accounted for: later commands are
 /// marked `after_env` (see [`Rec::after_env`]).
 const STATE_BUILTINS: &[&str] = &[
-    "export", "unset", "hash", "declare", "typeset", "readonly", "local", "alias", "unalias",
-    "set", "source", ".", "[", "test", "true", "false", ":", "return", "deactivate",
+    "export",
+    "unset",
+    "hash",
+    "declare",
+    "typeset",
+    "readonly",
+    "local",
+    "alias",
+    "unalias",
+    "set",
+    "source",
+    ".",
+    "[",
+    "test",
+    "true",
+    "false",
+    ":",
+    "return",
+    "deactivate",
 ];
 
 /// Shell builtins that bash runs itself whatever `PATH` says: an environment set-up that

@@ -41,7 +41,12 @@ fn glob_counts_only_denied_files_that_matched_and_says_1_file() {
     std::fs::create_dir(dir.path().join("keys")).unwrap();
     std::fs::write(dir.path().join("keys/a.pem"), "k\n").unwrap();
     std::fs::write(dir.path().join("keys/b.pem"), "k\n").unwrap();
-    let deny = ["--deny", "Read(./secret.txt)", "--deny", "Read(./keys/*.pem)"];
+    let deny = [
+        "--deny",
+        "Read(./secret.txt)",
+        "--deny",
+        "Read(./keys/*.pem)",
+    ];
     let glob = |pattern: &str| {
         let input = serde_json::json!({ "pattern": pattern }).to_string();
         let mut args = deny.to_vec();
@@ -55,7 +60,10 @@ fn glob_counts_only_denied_files_that_matched_and_says_1_file() {
         assert!(!text.contains("Left out"), "{pattern}: {text}");
     }
     let text = glob("**/*.txt");
-    assert!(text.contains("notes.txt") && !text.contains("secret.txt"), "{text}");
+    assert!(
+        text.contains("notes.txt") && !text.contains("secret.txt"),
+        "{text}"
+    );
     assert!(
         text.contains("deny reading them: 1 file.)"),
         "one file, singular: {text}"
@@ -81,7 +89,12 @@ fn deny_message_says_rule_source_and_advice_once() {
     std::fs::write(dir.path().join("x.txt"), "x\n").unwrap();
     let (out, v) = call(
         dir.path(),
-        &["--deny", "Read(./x.txt)", "Read", r#"{"file_path": "x.txt"}"#],
+        &[
+            "--deny",
+            "Read(./x.txt)",
+            "Read",
+            r#"{"file_path": "x.txt"}"#,
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{v}");
     let text = v["content"].as_str().unwrap_or_default().to_owned();
@@ -167,7 +180,10 @@ fn sandbox_run_has_w_and_names_a_missing_workspace() {
         err.contains(&missing.display().to_string()) && err.contains("--workspace does not exist"),
         "{err}"
     );
-    assert!(!err.contains("chdir") && !err.contains("placeholder"), "{err}");
+    assert!(
+        !err.contains("chdir") && !err.contains("placeholder"),
+        "{err}"
+    );
     // `-w` is the workspace: run from a subdirectory, the parent is writable with `-w`
     // and not without it (the default workspace is the current directory).
     let sub = ws.path().join("sub");
@@ -228,8 +244,14 @@ fn verbose_logs_summarise_and_have_no_colour_on_a_pipe() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("analyzed") && err.contains("commands=2"), "{err}");
-    assert!(!err.contains("SourceSpan") && !err.contains("Program {"), "{err}");
+    assert!(
+        err.contains("analyzed") && err.contains("commands=2"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("SourceSpan") && !err.contains("Program {"),
+        "{err}"
+    );
     assert!(!err.contains('\u{1b}'), "no escape codes: {err:?}");
 }
 
@@ -308,7 +330,11 @@ fn tools_write_snapshot_does_not_also_print_the_listing() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(std::fs::read_to_string(&snap).unwrap().contains("\"Read\""));
     let out = bin()
         .args(["tools", "--format", "mcp", "--workspace"])
@@ -344,7 +370,10 @@ fn background_task_output_is_removed_at_session_end() {
         path.display()
     );
     assert!(!path.exists(), "{} outlived the session", path.display());
-    assert!(!path.parent().unwrap().exists(), "the session directory too");
+    assert!(
+        !path.parent().unwrap().exists(),
+        "the session directory too"
+    );
 }
 
 /// An unknown JSON-RPC method is answered with "method not found: X".
@@ -479,7 +508,11 @@ fn hook_lets_environment_setup_through_and_keeps_what_follows_in_view() {
         (&[][..], "ls $PROJECT_ROOT"),
         (&[][..], "source .venv/bin/activate && cd src"),
     ] {
-        assert_eq!(hook_decision(dir.path(), extra, command), "allow", "{command}");
+        assert_eq!(
+            hook_decision(dir.path(), extra, command),
+            "allow",
+            "{command}"
+        );
     }
     // What the set-up may have changed is not taken on trust: after it, `ls` may be the
     // environment's own `ls` (PATH starts with the venv's bin), so it is not read-only.
@@ -489,7 +522,11 @@ fn hook_lets_environment_setup_through_and_keeps_what_follows_in_view() {
         // Tests still run code: without a rule, no allow.
         "source .venv/bin/activate && pytest -q",
     ] {
-        assert_ne!(hook_decision(dir.path(), &[], command), "allow", "{command}");
+        assert_ne!(
+            hook_decision(dir.path(), &[], command),
+            "allow",
+            "{command}"
+        );
     }
 }
 
@@ -517,7 +554,10 @@ fn environment_setup_idioms_do_not_cover_what_else_they_run() {
     let d = |command: &str| hook_decision(dir.path(), &pytest, command);
     assert_eq!(d("source evil/bin/activate && pytest -q"), "deny");
     assert_ne!(d(". curl/bin/activate; pytest -q"), "allow");
-    assert_ne!(d(r#"pyenv() { echo "rm -rf ~"; }; eval "$(pyenv init -)""#), "allow");
+    assert_ne!(
+        d(r#"pyenv() { echo "rm -rf ~"; }; eval "$(pyenv init -)""#),
+        "allow"
+    );
     assert_ne!(
         d(r#"printf 'rm -rf ~' > pyenv; chmod +x pyenv; eval "$(./pyenv init -)""#),
         "allow"
@@ -545,4 +585,65 @@ fn exec_default_mode_runs_harmless_read_only_commands_and_refuses_code() {
     }
     assert_eq!(lines[4]["toolgate"]["decision"], "deny", "{}", lines[4]);
     assert!(!lines[4].to_string().contains("42"), "{}", lines[4]);
+}
+
+/// `examples/demo.sh` runs the binary cargo built, wherever cargo put it: with
+/// `CARGO_TARGET_DIR` set, that is not `target/`. A stand-in `cargo` answers `build` (already
+/// built) and `metadata` (the target directory), and the binary there records that it ran.
+#[test]
+fn demo_runs_the_binary_in_cargo_target_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let shims = scratch.path().join("bin");
+    let target = scratch.path().join("elsewhere");
+    std::fs::create_dir_all(&shims).unwrap();
+    std::fs::create_dir_all(target.join("debug")).unwrap();
+    let ran = scratch.path().join("ran");
+    let script = |path: &Path, text: String| {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script(
+        &shims.join("cargo"),
+        r#"#!/bin/sh
+case "$1" in
+  build) exit 0 ;;
+  metadata) printf '{"target_directory":"%s"}\n' "$CARGO_TARGET_DIR" ;;
+  *) exit 1 ;;
+esac
+"#
+        .to_owned(),
+    );
+    script(
+        &target.join("debug/toolgate"),
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            ran.display(),
+            env!("CARGO_BIN_EXE_toolgate")
+        ),
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let path = format!(
+        "{}:{}",
+        shims.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg(repo.join("examples/demo.sh"))
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", &target)
+        .env("XDG_CONFIG_HOME", scratch.path().join("config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(r#""status":"ok""#), "{stdout}");
+    let ran = std::fs::read_to_string(&ran).unwrap();
+    assert!(ran.contains("exec") && ran.contains("audit"), "{ran}");
 }

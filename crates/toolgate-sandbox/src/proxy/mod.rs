@@ -441,20 +441,24 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         return;
     }
     let mut last_error = None;
-    let upstream = addrs
-        .iter()
-        .find_map(|a| match TcpStream::connect_timeout(a, CONNECT_TIMEOUT) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                last_error = Some(e);
-                None
-            }
-        });
+    let upstream =
+        addrs
+            .iter()
+            .find_map(|a| match TcpStream::connect_timeout(a, CONNECT_TIMEOUT) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    last_error = Some(e);
+                    None
+                }
+            });
     let Some(mut upstream) = upstream else {
         decision.allowed = false;
         decision.unreachable = true;
         decision.reason = match last_error {
-            Some(e) => format!("allowed ({}), but the connection failed: {e}", decision.reason),
+            Some(e) => format!(
+                "allowed ({}), but the connection failed: {e}",
+                decision.reason
+            ),
             None => format!("allowed ({}), but the connection failed", decision.reason),
         };
         let _ = (shared.on_decision)(&decision);
