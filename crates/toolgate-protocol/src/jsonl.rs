@@ -256,16 +256,28 @@ mod tests {
 
     #[test]
     fn malformed_lines_name_the_problem() {
-        let e = parse_line(b"\xff\xfe", true, 10, 3).unwrap_err().error;
+        let e = parse_line(b"\xff\xfe", true, 10, 3).0.unwrap_err().error;
         assert!(e.message.contains("line 3") && e.message.contains("UTF-8"));
-        let e = parse_line(b"{nope", true, 10, 1).unwrap_err().error;
+        let e = parse_line(b"{nope", true, 10, 1).0.unwrap_err().error;
         assert!(e.message.contains("not valid JSON"));
-        let m =
-            parse_line(br#"{"type":"tool_use","id":"t9","input":{}}"#, true, 99, 2).unwrap_err();
+        let m = parse_line(br#"{"type":"tool_use","id":"t9","input":{}}"#, true, 99, 2)
+            .0
+            .unwrap_err();
         assert_eq!(m.call.id, "t9");
         assert!(m.error.message.contains("`name`"));
-        let e = parse_line(b"", false, 64, 4).unwrap_err().error;
+        let e = parse_line(b"", false, 64, 4).0.unwrap_err().error;
         assert!(e.message.contains("longer than 64 bytes"), "{}", e.message);
+    }
+
+    #[test]
+    fn responses_items_are_told_apart_even_when_malformed() {
+        let line = br#"{"type":"function_call","call_id":"r1","name":"Read","arguments":"{}"}"#;
+        assert!(parse_line(line, true, 999, 1).1);
+        let bad = br#"{"type":"function_call","call_id":"r2","name":"Read","arguments":"no"}"#;
+        let (call, responses) = parse_line(bad, true, 999, 2);
+        assert!(call.is_err() && responses);
+        let chat = br#"{"id":"c","type":"function","function":{"name":"Read","arguments":"{}"}}"#;
+        assert!(!parse_line(chat, true, 999, 3).1);
     }
 
     #[test]
