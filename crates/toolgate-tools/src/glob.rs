@@ -62,11 +62,12 @@ pub(crate) fn count_of(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The note that tells the model how many results the permission rules kept from it.
-pub(crate) fn withheld_note(withheld: u64) -> String {
+/// The note that tells the model how many results the permission rules kept from it,
+/// counted as `one`/`many` ("file"/"files").
+pub(crate) fn withheld_note(withheld: u64, one: &str, many: &str) -> String {
     format!(
         "\n(Left out because the permission rules deny reading them: {}.)",
-        count_of(withheld, "file", "files")
+        count_of(withheld, one, many)
     )
 }
 
@@ -319,7 +320,7 @@ fn glob_blocking(
     }
     let withheld = withheld.load(Ordering::Relaxed);
     if withheld > 0 {
-        text.push_str(&withheld_note(withheld));
+        text.push_str(&withheld_note(withheld, "file", "files"));
     }
     Ok(ToolOutput::text(text).with_structured(json!({
         "filenames": names,

@@ -356,7 +356,11 @@ fn render(
         ));
     }
     if found.withheld > 0 {
-        text.push_str(&withheld_note(found.withheld));
+        text.push_str(&withheld_note(
+            found.withheld,
+            "file or directory",
+            "files or directories",
+        ));
     }
     ToolOutput::text(text).with_structured(json!({
         "mode": mode_name(query.mode),

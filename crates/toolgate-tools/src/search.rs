@@ -292,12 +292,12 @@ pub(crate) fn search(
         // Without `hidden`, the walker already skips dot directories, VCS ones included.
         // The walker has already applied the glob and type filters when the entry filter
         // runs, so a denied file is counted only if it would have been searched. A denied
-        // directory is never counted: whether it holds anything searchable is unknown.
+        // directory is counted too: the search would have gone through it.
         builder.filter_entry(entry_filter(
             query.hidden,
             read_filter,
             Arc::clone(&withheld),
-            |e: &ignore::DirEntry| e.file_type().is_some_and(|t| !t.is_dir()),
+            |_: &ignore::DirEntry| true,
         ));
         builder.build_parallel().visit(&mut &shared);
     } else {

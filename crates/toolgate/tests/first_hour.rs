@@ -79,7 +79,11 @@ fn glob_counts_only_denied_files_that_matched_and_says_1_file() {
     let mut args = deny.to_vec();
     args.extend(["Grep", r#"{"pattern": "s", "glob": "*.txt"}"#]);
     let (_, v) = call(dir.path(), &args);
-    assert!(v.to_string().contains("deny reading them: 1 file.)"), "{v}");
+    assert!(
+        v.to_string()
+            .contains("deny reading them: 1 file or directory.)"),
+        "{v}"
+    );
 }
 
 /// A denied call's message names the rule and its source once, and says once what to do.
@@ -646,4 +650,131 @@ esac
     assert!(stdout.contains(r#""status":"ok""#), "{stdout}");
     let ran = std::fs::read_to_string(&ran).unwrap();
     assert!(ran.contains("exec") && ran.contains("audit"), "{ran}");
+}
+
+/// `check` and `config` explain to a person, so piped they print the same text as on a
+/// terminal (docs/cli.md), and JSON with `--json`.
+#[test]
+fn check_and_config_print_text_when_piped_and_json_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["check", "Bash(ls)"][..], &["config"][..]] {
+        let run = |json: bool| {
+            let mut c = bin();
+            c.args(args).arg("--workspace").arg(dir.path());
+            if json {
+                c.arg("--json");
+            }
+            c.output().unwrap()
+        };
+        let text = run(false);
+        assert_eq!(text.status.code(), Some(0), "{args:?}: {text:?}");
+        assert!(
+            serde_json::from_slice::<Value>(&text.stdout).is_err() && !text.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&text.stdout)
+        );
+        let json = run(true);
+        let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert!(v.is_object(), "{args:?}: {v}");
+    }
+}
+
+/// The schema error pipeline.md shows is the one the binary gives.
+#[test]
+fn pipeline_docs_show_the_real_offset_error() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/pipeline.md"),
+    )
+    .unwrap();
+    let shown = doc
+        .lines()
+        .find(|l| l.starts_with("<tool_use_error code=\"invalid_input\">") && l.contains("/offset"))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let (out, v) = call(
+        dir.path(),
+        &["Read", r#"{"file_path": "a.txt", "offset": -1}"#],
+    );
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert_eq!(
+        v["content"].as_str().unwrap(),
+        shown,
+        "docs/pipeline.md drifted"
+    );
+}
+
+/// `audit tail` of a missing file exits 2 naming it, as docs/cli.md says.
+#[test]
+fn audit_tail_of_a_missing_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.jsonl");
+    for sub in ["tail", "stats"] {
+        let out = bin().args(["audit", sub]).arg(&missing).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sub}: {err}");
+        assert!(err.contains(&missing.display().to_string()), "{sub}: {err}");
+    }
+    let cli =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md"))
+            .unwrap();
+    assert!(
+        cli.contains("| `audit tail FILE [-n N] [--follow]` | the last records | 0, 2 unreadable")
+    );
+}
+
+/// What docs/claude-code.md says about `PermissionRequest`: a refusal is answered `deny`
+/// with a message, an `allow` only with `--decide`, and anything else is no answer.
+#[test]
+fn permission_request_answers_as_documented() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let ask = |command: &str, decide: bool| {
+        let input = serde_json::json!({
+            "session_id": "s1", "transcript_path": dir.path().join("t.jsonl"),
+            "cwd": dir.path(), "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": command},
+        });
+        let mut c = bin();
+        c.current_dir(dir.path()).arg("hook");
+        if decide {
+            c.arg("--decide");
+        }
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command}: {out:?}");
+        if out.stdout.is_empty() {
+            return Value::Null;
+        }
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["hookSpecificOutput"]["decision"]
+            .clone()
+    };
+    for decide in [false, true] {
+        let d = ask("rm -rf /", decide);
+        assert_eq!(d["behavior"], "deny", "{d}");
+        assert!(
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("rm -rf /")),
+            "{d}"
+        );
+        assert_eq!(
+            ask("git push --force", decide),
+            Value::Null,
+            "an ask is no answer"
+        );
+    }
+    assert_eq!(ask("ls", false), Value::Null);
+    assert_eq!(ask("ls", true)["behavior"], "allow");
 }
