@@ -100,6 +100,10 @@ const PATH_FREE_BUILTINS: &[&str] = &[
     "cd", "echo", "printf", "pwd", "test", "[", "true", "false", ":", "type", "hash",
 ];
 
+/// Set-up tools that do more than print: `ssh-agent -s` starts a daemon that outlives the
+/// command, so it keeps its own risk (and needs a rule) though its output is trusted.
+const SETUP_STARTS_PROCESS: &[&str] = &["ssh-agent"];
+
 /// Whether `rec` is part of an environment set-up and does nothing else: a shell-state
 /// builtin inside a sourced set-up script (or the `source` itself), or the set-up tool of
 /// `eval "$(pyenv init -)"`, with no redirect that writes anywhere but `/dev/null`.
@@ -107,7 +111,8 @@ pub(crate) fn setup_only(rec: &Rec) -> bool {
     let prog = rec.program.as_str();
     let args = rec.argv.get(1..).unwrap_or(&[]);
     rec.env_setup
-        && (STATE_BUILTINS.contains(&prog) || env_init(prog, args))
+        && (STATE_BUILTINS.contains(&prog)
+            || (env_init(prog, args) && !SETUP_STARTS_PROCESS.contains(&prog)))
         && rec
             .redirects
             .iter()

@@ -567,6 +567,8 @@ fn environment_setup_idioms_do_not_cover_what_else_they_run() {
         "allow"
     );
     assert_ne!(d(r#"eval "$(cat x)""#), "allow");
+    // Its output is trusted, but ssh-agent starts a daemon: not read-only.
+    assert_ne!(d(r#"eval "$(ssh-agent -s)""#), "allow");
     assert_ne!(d("source setup.sh && pytest -q"), "allow");
     assert_ne!(d("export FOO=1"), "allow");
 }
