@@ -590,7 +590,15 @@ fn exec_default_mode_runs_harmless_read_only_commands_and_refuses_code() {
         assert_eq!(line["is_error"], false, "{line}");
     }
     assert_eq!(lines[4]["toolgate"]["decision"], "deny", "{}", lines[4]);
-    assert!(!lines[4].to_string().contains("42"), "{}", lines[4]);
+    // Refused before it ran: the result is the denial, not the program's `42`.
+    let content = lines[4]["content"].as_str().unwrap_or_default();
+    assert!(
+        lines[4]["is_error"] == true
+            && content.contains("code=\"denied\"")
+            && !content.contains("\n42"),
+        "{}",
+        lines[4]
+    );
 }
 
 /// `examples/demo.sh` runs the binary cargo built, wherever cargo put it: with
