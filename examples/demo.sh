@@ -6,7 +6,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cargo build -q -p toolgate --manifest-path "$here/../Cargo.toml"
-bin="$here/../target/debug/toolgate"
+# Ask cargo where it put the binary: CARGO_TARGET_DIR or a config may move target/.
+target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$here/../Cargo.toml" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+bin="$target_dir/debug/toolgate"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

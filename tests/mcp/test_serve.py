@@ -382,9 +382,12 @@ async def stdio_modern_ask_becomes_input_required_and_the_retry_decides():
                      ("input_required", "ask"), ("invalid_request", None), (None, "allow")], codes
 
 
-def raw_session(ws: Path, lines: list[str], last_id: int, timeout: float = 20) -> list[dict]:
+def raw_session(ws: Path, lines: list[str], last_id: int, timeout: float = 20,
+                drain: bool = False) -> list[dict]:
     """Writes `lines`, reads replies until the one for `last_id`, then closes stdin (which
-    ends the session and cancels anything still running)."""
+    ends the session and cancels anything still running). With `drain`, the replies
+    written after that one are read too (errors for earlier lines may come after a call's
+    answer: the call runs as a task)."""
     proc = subprocess.Popen([TOOLGATE, *serve_args(ws)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdin and proc.stdout
@@ -401,6 +404,11 @@ def raw_session(ws: Path, lines: list[str], last_id: int, timeout: float = 20) -
         if out[-1].get("id") == last_id:
             break
     proc.stdin.close()
+    while drain and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        out.append(json.loads(line))
     proc.wait(timeout=5)
     assert proc.returncode == 0, proc.returncode
     return out
@@ -432,7 +440,7 @@ async def stdio_bad_jsonrpc_never_crashes():
         json.dumps({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}),
         "{\"jsonrpc\": \"2.0\", \"id\": 8, \"method\": \"ping\"}" + " " * (17 * 1024 * 1024),
     ]
-    out = raw_session(ws, lines, last_id=7, timeout=30)
+    out = raw_session(ws, lines, last_id=7, timeout=30, drain=True)
     by_id = {m.get("id"): m for m in out if m.get("id") is not None}
     anonymous = [m["error"]["code"] for m in out if "id" in m and m["id"] is None]
     assert all("id" in m for m in out), "every response has an id member"
@@ -442,6 +450,7 @@ async def stdio_bad_jsonrpc_never_crashes():
     assert sorted(anonymous) == [-32700] * 2 + [-32600] * 5, anonymous
     assert 6 not in by_id and 8 not in by_id, "oversize lines are refused, not run"
     assert by_id[3]["error"]["code"] == -32601, by_id[3]
+    assert by_id[3]["error"]["message"].startswith("method not found: no/such/method"), by_id[3]
     assert "error" in by_id[4], by_id.get(4)
     assert by_id[7]["result"]["isError"] is False, by_id[7]
 

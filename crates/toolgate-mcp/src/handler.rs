@@ -211,8 +211,8 @@ fn not_served(method: &str) -> McpError {
     McpError::new(
         rmcp::model::ErrorCode::METHOD_NOT_FOUND,
         format!(
-            "method `{method}` is not served here: toolgate is an MCP server of tools only \
-             (it answers {SERVED_METHODS}); check the method name and the server's capabilities"
+            "method not found: {method} (toolgate is an MCP server of tools only and answers \
+             {SERVED_METHODS}); check the method name and the server's capabilities"
         ),
         Some(json!({ "method": method, "served": SERVED_METHODS.split(", ").collect::<Vec<_>>() })),
     )

@@ -189,21 +189,27 @@ impl Decided {
         }
         out.push_str(&format!("  reason {}\n", v.reason));
         let f = &self.trace.facts;
-        out.push_str(&format!("  facts  shell facts from {}\n", f.shell_facts));
-        for c in &f.commands {
-            out.push_str(&format!("         command  {c}\n"));
+        // Only a shell command has shell facts; a Read's facts are its paths.
+        let mut facts = Vec::new();
+        if f.shell_facts != "none" {
+            facts.push(format!("shell facts from {}", f.shell_facts));
         }
-        for p in &f.paths {
-            out.push_str(&format!("         path     {p}\n"));
+        let kinds: [(&str, &Vec<String>); 5] = [
+            ("command", &f.commands),
+            ("path", &f.paths),
+            ("host", &f.hosts),
+            ("finding", &f.findings),
+            ("opaque", &f.opaque),
+        ];
+        for (kind, items) in kinds {
+            facts.extend(items.iter().map(|x| format!("{kind:<8} {x}")));
         }
-        for h in &f.hosts {
-            out.push_str(&format!("         host     {h}\n"));
+        if facts.is_empty() {
+            facts.push("none".to_owned());
         }
-        for x in &f.findings {
-            out.push_str(&format!("         finding  {x}\n"));
-        }
-        for x in &f.opaque {
-            out.push_str(&format!("         opaque   {x}\n"));
+        for (i, line) in facts.iter().enumerate() {
+            let head = if i == 0 { "  facts  " } else { "         " };
+            out.push_str(&format!("{head}{line}\n"));
         }
         out.push_str("  trace\n");
         for (i, s) in self.trace.steps.iter().enumerate() {

@@ -48,6 +48,8 @@ pub struct CallReader<R> {
     cap: usize,
     line_no: u64,
     buf: Vec<u8>,
+    /// The last line was an OpenAI Responses `function_call` item.
+    responses: bool,
 }
 
 impl<R: BufRead> CallReader<R> {
@@ -63,7 +65,15 @@ impl<R: BufRead> CallReader<R> {
             cap,
             line_no: 0,
             buf: Vec::new(),
+            responses: false,
         }
+    }
+
+    /// Whether the last call read was an OpenAI Responses `function_call` item (`"type":
+    /// "function_call"`), which is answered with a `function_call_output` item rather than
+    /// a Chat Completions `role: tool` message.
+    pub fn last_was_responses(&self) -> bool {
+        self.responses
     }
 
     /// The number of the last line read (1-based; blank lines count).
@@ -82,7 +92,9 @@ impl<R: BufRead> CallReader<R> {
             if fits && self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            return Ok(Some(parse_line(&self.buf, fits, self.cap, self.line_no)));
+            let (call, responses) = parse_line(&self.buf, fits, self.cap, self.line_no);
+            self.responses = responses;
+            return Ok(Some(call));
         }
     }
 }
@@ -91,6 +103,20 @@ impl<R: BufRead> CallReader<R> {
 /// `format` plus a `"toolgate"` summary.
 pub fn result_line(result: &CallResult, format: Format) -> String {
     let mut value = wire::result(result, format);
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("toolgate".into(), wire::gate_summary(result));
+    }
+    value.to_string()
+}
+
+/// [`result_line`], answering an OpenAI Responses `function_call` item (`responses`, see
+/// [`CallReader::last_was_responses`]) with a `function_call_output` item when `format` is
+/// OpenAI: each API's call is answered in its own shape.
+pub fn result_line_for(result: &CallResult, format: Format, responses: bool) -> String {
+    if !(responses && format == Format::OpenAi) {
+        return result_line(result, format);
+    }
+    let mut value = wire::responses_output(result);
     if let Some(obj) = value.as_object_mut() {
         obj.insert("toolgate".into(), wire::gate_summary(result));
     }
@@ -110,11 +136,25 @@ fn malformed(line_no: u64, id: String, message: String) -> Box<Malformed> {
     })
 }
 
+/// The line's call (or the error answering it), and whether it was a Responses
+/// `function_call` item.
 fn parse_line(
     buf: &[u8],
     fits: bool,
     cap: usize,
     line_no: u64,
+) -> (Result<ToolCall, Box<Malformed>>, bool) {
+    let mut responses = false;
+    let call = parse_value(buf, fits, cap, line_no, &mut responses);
+    (call, responses)
+}
+
+fn parse_value(
+    buf: &[u8],
+    fits: bool,
+    cap: usize,
+    line_no: u64,
+    responses: &mut bool,
 ) -> Result<ToolCall, Box<Malformed>> {
     if !fits {
         return Err(malformed(
@@ -137,6 +177,7 @@ fn parse_line(
             format!("the line is not valid JSON ({e})"),
         )
     })?;
+    *responses = value.get("type").and_then(Value::as_str) == Some("function_call");
     wire::parse_call(&value).map_err(|e| {
         let id = ["id", "call_id"]
             .iter()
@@ -215,16 +256,28 @@ mod tests {
 
     #[test]
     fn malformed_lines_name_the_problem() {
-        let e = parse_line(b"\xff\xfe", true, 10, 3).unwrap_err().error;
+        let e = parse_line(b"\xff\xfe", true, 10, 3).0.unwrap_err().error;
         assert!(e.message.contains("line 3") && e.message.contains("UTF-8"));
-        let e = parse_line(b"{nope", true, 10, 1).unwrap_err().error;
+        let e = parse_line(b"{nope", true, 10, 1).0.unwrap_err().error;
         assert!(e.message.contains("not valid JSON"));
-        let m =
-            parse_line(br#"{"type":"tool_use","id":"t9","input":{}}"#, true, 99, 2).unwrap_err();
+        let m = parse_line(br#"{"type":"tool_use","id":"t9","input":{}}"#, true, 99, 2)
+            .0
+            .unwrap_err();
         assert_eq!(m.call.id, "t9");
         assert!(m.error.message.contains("`name`"));
-        let e = parse_line(b"", false, 64, 4).unwrap_err().error;
+        let e = parse_line(b"", false, 64, 4).0.unwrap_err().error;
         assert!(e.message.contains("longer than 64 bytes"), "{}", e.message);
+    }
+
+    #[test]
+    fn responses_items_are_told_apart_even_when_malformed() {
+        let line = br#"{"type":"function_call","call_id":"r1","name":"Read","arguments":"{}"}"#;
+        assert!(parse_line(line, true, 999, 1).1);
+        let bad = br#"{"type":"function_call","call_id":"r2","name":"Read","arguments":"no"}"#;
+        let (call, responses) = parse_line(bad, true, 999, 2);
+        assert!(call.is_err() && responses);
+        let chat = br#"{"id":"c","type":"function","function":{"name":"Read","arguments":"{}"}}"#;
+        assert!(!parse_line(chat, true, 999, 3).1);
     }
 
     #[test]

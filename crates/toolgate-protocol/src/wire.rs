@@ -257,6 +257,44 @@ fn anthropic_content(result: &CallResult) -> Value {
     }
 }
 
+/// A result as one text, for OpenAI's text-only tool results (images become a note).
+fn openai_text(result: &CallResult) -> String {
+    let mut text = String::new();
+    match &result.outcome {
+        Err(_) => text = result.model_text(),
+        Ok(out) => {
+            for c in &out.content {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                match c {
+                    Content::Text { text: t } => text.push_str(t),
+                    Content::Image { media_type, data } => text.push_str(&format!(
+                        "[image {media_type}, {} base64 bytes, not representable in a tool message]",
+                        data.len()
+                    )),
+                }
+            }
+            for ctx in &result.additional_context {
+                text.push('\n');
+                text.push_str(ctx);
+            }
+        }
+    }
+    text
+}
+
+/// A result as the OpenAI Responses API expects it: a `function_call_output` input item
+/// answering a `function_call` item (Chat Completions' `role: tool` message is a different
+/// shape that the Responses API refuses).
+pub fn responses_output(result: &CallResult) -> Value {
+    json!({
+        "type": "function_call_output",
+        "call_id": result.call_id,
+        "output": openai_text(result),
+    })
+}
+
 /// A result as the given API expects it. Anthropic: a `tool_result` block; OpenAI: a `tool`
 /// role message (images become a textual note, since tool messages carry text only); MCP: a
 /// `CallToolResult`.
@@ -269,29 +307,7 @@ pub fn result(result: &CallResult, format: Format) -> Value {
             "is_error": result.is_error(),
         }),
         Format::OpenAi => {
-            let mut text = String::new();
-            match &result.outcome {
-                Err(_) => text = result.model_text(),
-                Ok(out) => {
-                    for c in &out.content {
-                        if !text.is_empty() {
-                            text.push('\n');
-                        }
-                        match c {
-                            Content::Text { text: t } => text.push_str(t),
-                            Content::Image { media_type, data } => text.push_str(&format!(
-                                "[image {media_type}, {} base64 bytes, not representable in a tool message]",
-                                data.len()
-                            )),
-                        }
-                    }
-                    for ctx in &result.additional_context {
-                        text.push('\n');
-                        text.push_str(ctx);
-                    }
-                }
-            }
-            json!({"role": "tool", "tool_call_id": result.call_id, "content": text})
+            json!({"role": "tool", "tool_call_id": result.call_id, "content": openai_text(result)})
         }
         Format::Mcp => {
             let mut content: Vec<Value> = Vec::new();

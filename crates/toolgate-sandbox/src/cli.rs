@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[arg(long = "settings", value_name = "FILE|JSON")]
     settings: Vec<String>,
     /// Workspace (writable root); default: the current directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'w', long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// Additional writable directory (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
@@ -194,6 +194,21 @@ pub fn run_policy(opts: &RunOptions, cwd: &Path) -> Result<SandboxPolicy, Sandbo
         .map(|s| load_settings_arg(s))
         .collect::<Result<Vec<_>, _>>()?;
     let merged = merge_settings(&values);
+    if let Some(dir) = &opts.workspace
+        && !dir.is_dir()
+    {
+        // Name the workspace: left alone, the failure surfaces later as a mount of the
+        // caller's directory, which blames the wrong path.
+        let reason = if dir.exists() {
+            "--workspace is not a directory"
+        } else {
+            "--workspace does not exist; check the path"
+        };
+        return Err(SandboxError::InvalidPath {
+            path: dir.clone(),
+            reason: reason.to_owned(),
+        });
+    }
     let mut ctx = PolicyContext::new(opts.workspace.clone().unwrap_or_else(|| cwd.to_path_buf()));
     ctx.additional_dirs = opts.add_dirs.clone();
     let mut policy = SandboxPolicy::from_settings(&merged, &ctx)?;
@@ -252,7 +267,7 @@ pub fn run(opts: &RunOptions, helper: &Path, argv: &[OsString]) -> Result<i32, S
             &policy.network.denied_domains,
         );
         let proxy = Proxy::start(&sock, rules, |d| {
-            let verdict = if d.allowed { "allowed" } else { "denied" };
+            let verdict = d.verdict();
             eprintln!(
                 "toolgate-sandbox: proxy {verdict} {} {}:{} ({})",
                 d.method, d.host, d.port, d.reason

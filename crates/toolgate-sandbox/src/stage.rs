@@ -224,7 +224,7 @@ pub fn network_record(d: &ProxyDecision) -> CallRecord {
             "method": d.method,
             "host": d.host,
             "port": d.port,
-            "decision": if d.allowed { "allowed" } else { "denied" },
+            "decision": d.verdict(),
             "reason": d.reason,
         }),
         stages: Vec::new(),

@@ -217,10 +217,16 @@ impl Walker<'_> {
         if f.procsub.is_some() {
             return;
         }
+        let env_script = !f.dynamic && crate::idioms::env_script(&f.text);
         // What the file says when it can be read: a cloned repository's own
-        // `venv/bin/activate` is walked like any script.
+        // `venv/bin/activate` is walked like any script, so whatever else it does is seen;
+        // its shell-state commands (`export PATH`, `hash -r`) are the set-up itself.
         if let Some(text) = self.workspace_source(f) {
+            let outer = self.in_env_script;
+            self.in_env_script = env_script || outer;
             self.walk_code(&text, Origin::Eval);
+            self.in_env_script = outer;
+            self.env_source_pending = env_script;
             return;
         }
         // A script written earlier in this command is walked where it runs (code input).
@@ -229,7 +235,11 @@ impl Walker<'_> {
             .then(|| crate::paths::resolve_word(&f.text, self.cwd.as_deref(), home.as_deref()))
             .flatten()
             .is_some_and(|p| self.written.iter().any(|(w, _)| *w == p));
-        if written || (!f.dynamic && crate::idioms::env_script(&f.text)) {
+        if written {
+            return;
+        }
+        if env_script {
+            self.env_source_pending = true;
             return;
         }
         self.vars.untrusted = Some(format!(
@@ -279,5 +289,21 @@ impl Walker<'_> {
             return None;
         }
         reader(&path).filter(|t| t.len() <= self.limits.max_value_bytes)
+    }
+}
+
+impl Walker<'_> {
+    /// Whether `prog ARGV` is an environment set-up tool printing its code for `eval` or
+    /// `source` (`$(pyenv init - bash)`): only inside a substitution, and only the installed
+    /// tool itself — not a function or a file of that name made earlier in the command.
+    pub(crate) fn env_init_here(&self, prog: &str, argv: &[Field]) -> bool {
+        matches!(
+            self.origin,
+            Origin::Substitution | Origin::ProcessSubstitution
+        ) && crate::idioms::env_init(prog, argv.get(1..).unwrap_or(&[]))
+            && !self.funcs.contains_key(prog)
+            && argv.first().is_some_and(|w| {
+                !w.text.contains('/') || crate::renames::installed_program(&w.text)
+            })
     }
 }

@@ -408,6 +408,13 @@ impl Walker<'_> {
         }
         let program = argv.first().map(|f| basename(&f.text)).unwrap_or_default();
         let stage = self.pipe.1.len();
+        let env_setup = self.in_env_script
+            || std::mem::take(&mut self.env_source_pending)
+            || self.env_init_here(&program, &argv);
+        let after_env = self.env_changed && !env_setup;
+        if env_setup {
+            self.env_changed = true;
+        }
         self.note_downloads(&program, &argv);
         self.note_renames(&program, &argv);
         self.recs.push(Rec {
@@ -428,6 +435,8 @@ impl Walker<'_> {
             fed: None,
             secret: None,
             secret_reads: Vec::new(),
+            env_setup,
+            after_env,
         });
         let idx = self.recs.len() - 1;
         self.note_written(idx);

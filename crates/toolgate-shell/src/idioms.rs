@@ -8,6 +8,7 @@
 //! files ([`crate::Context::with_sources`]), and otherwise makes the shell's variables
 //! untrusted from then on.
 
+use crate::walk::Rec;
 use crate::words::Field;
 
 /// A tool whose output is shell code setting up its environment.
@@ -66,6 +67,76 @@ pub(crate) const ENV_SCRIPTS: &[(&str, &[&str], &[&str])] = &[
     ("asdf.sh", &[". ~/.asdf/asdf.sh"], &[]),
     ("emsdk_env.sh", &["source ./emsdk_env.sh"], &[]),
 ];
+
+/// Shell builtins that change only the shell's own state (variables, functions, the
+/// command hash) or test something: inside an environment set-up script they are the set-up
+/// itself. What they set is what matters, and it is accounted for: later commands are
+/// marked `after_env` (see [`Rec::after_env`]).
+const STATE_BUILTINS: &[&str] = &[
+    "export",
+    "unset",
+    "hash",
+    "declare",
+    "typeset",
+    "readonly",
+    "local",
+    "alias",
+    "unalias",
+    "set",
+    "source",
+    ".",
+    "[",
+    "test",
+    "true",
+    "false",
+    ":",
+    "return",
+    "deactivate",
+];
+
+/// Shell builtins that bash runs itself whatever `PATH` says: an environment set-up that
+/// changed `PATH` cannot put another program in their place.
+const PATH_FREE_BUILTINS: &[&str] = &[
+    "cd", "echo", "printf", "pwd", "test", "[", "true", "false", ":", "type", "hash",
+];
+
+/// Set-up tools that do more than print: `ssh-agent -s` starts a daemon that outlives the
+/// command, so it keeps its own risk (and needs a rule) though its output is trusted.
+const SETUP_STARTS_PROCESS: &[&str] = &["ssh-agent"];
+
+/// Whether `rec` is part of an environment set-up and does nothing else: a shell-state
+/// builtin inside a sourced set-up script (or the `source` itself), or the set-up tool of
+/// `eval "$(pyenv init -)"`, with no redirect that writes anywhere but `/dev/null`.
+pub(crate) fn setup_only(rec: &Rec) -> bool {
+    let prog = rec.program.as_str();
+    let args = rec.argv.get(1..).unwrap_or(&[]);
+    rec.env_setup
+        && (STATE_BUILTINS.contains(&prog)
+            || (env_init(prog, args) && !SETUP_STARTS_PROCESS.contains(&prog)))
+        && rec
+            .redirects
+            .iter()
+            .all(|r| !r.write || r.target.text == "/dev/null")
+}
+
+/// Whether `rec` is an `eval` of nothing (the empty code an environment set-up tool stands
+/// for): it runs nothing.
+pub(crate) fn empty_eval(rec: &Rec) -> bool {
+    rec.program == "eval"
+        && rec.redirects.is_empty()
+        && rec
+            .argv
+            .iter()
+            .skip(1)
+            .all(|a| !a.dynamic && a.text.trim().is_empty())
+}
+
+/// Whether `rec` runs a program found through a `PATH` that an earlier environment set-up
+/// may have changed (a virtualenv's `bin/`, pyenv's shims): it is then not the system's
+/// read-only program of that name, whatever the table says.
+pub(crate) fn path_changed(rec: &Rec) -> bool {
+    rec.after_env && !PATH_FREE_BUILTINS.contains(&rec.program.as_str())
+}
 
 /// Whether `prog ARGS` prints environment setup code.
 pub(crate) fn env_init(prog: &str, args: &[Field]) -> bool {

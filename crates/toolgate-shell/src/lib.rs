@@ -268,11 +268,26 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
     let mut server = None;
     for (rec, cl) in w.recs.iter().zip(classified) {
         let mut risk = cl.baseline;
+        let no_findings = cl.findings.is_empty();
         for (f, _) in cl.findings {
             risk = risk.max(f.risk);
             if !findings.iter().any(|g| g.reason == f.reason) {
                 findings.push(f);
             }
+        }
+        // The set-up commands of an environment idiom change only this shell's state
+        // (`source .venv/bin/activate` runs `export PATH`): read-only, so they need no allow
+        // rule of their own. What the state change can do to later commands is accounted
+        // for there (`path_changed`). A finding of any risk keeps its risk.
+        let setup = risk <= Risk::Moderate
+            && no_findings
+            && (idioms::setup_only(rec) || idioms::empty_eval(rec));
+        if setup {
+            risk = Risk::ReadOnly;
+        }
+        let path_changed = !setup && idioms::path_changed(rec);
+        if path_changed {
+            risk = risk.max(Risk::Moderate);
         }
         let argv: Vec<String> = rec.argv.iter().map(|f| f.text.clone()).collect();
         // A command on another host touches that host's files: they are not path facts
@@ -334,7 +349,7 @@ fn assemble(w: Walker<'_>, ctx: &Context) -> Analysis {
                 background: rec.background,
             });
         }
-        let read_only = cl.program_read_only;
+        let read_only = (cl.program_read_only || setup) && !path_changed;
         let normalized = globals::normalized(&rec.program, &rec.argv)
             .map(|v| v.into_iter().map(|f| f.text).collect());
         commands.push(SimpleCommand {

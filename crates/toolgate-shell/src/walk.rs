@@ -101,6 +101,12 @@ pub(crate) struct Rec {
     /// The paths it reads that held secret material when it ran (credentials files, and
     /// files an earlier command filled with them).
     pub secret_reads: Vec<PathBuf>,
+    /// Part of an environment set-up idiom (see [`crate::idioms`]): the `source` of a
+    /// virtualenv's `bin/activate`, a command inside it, or `eval "$(pyenv init -)"`.
+    pub env_setup: bool,
+    /// Runs after an environment set-up changed `PATH`: a bare program name may now name
+    /// a program of the environment rather than the system's.
+    pub after_env: bool,
 }
 
 /// A producer of data: the records of a process substitution's last pipeline.
@@ -168,6 +174,12 @@ pub(crate) struct Walker<'c> {
     /// Files written earlier in the command with secret material in them (`cp ~/.aws/credentials
     /// /tmp/c`, `tar czf k.tgz ~/.ssh`, `cat .env > x`): reading one reads the secret.
     pub secret_files: Vec<PathBuf>,
+    /// A sourced environment set-up script is being walked.
+    pub in_env_script: bool,
+    /// The next record is the `source` of an environment set-up script.
+    pub env_source_pending: bool,
+    /// An environment set-up ran earlier in the command (PATH may have changed).
+    pub env_changed: bool,
 }
 
 impl<'c> Walker<'c> {
@@ -209,6 +221,9 @@ impl<'c> Walker<'c> {
             rewalks: 0,
             compound_input: None,
             secret_files: Vec::new(),
+            in_env_script: false,
+            env_source_pending: false,
+            env_changed: false,
         }
     }
 

@@ -26,13 +26,18 @@ use crate::spec::{Class, path_subject, spec};
 pub(crate) const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
 
 /// The walkers' entry filter: leaves out version-control directories (when `skip_vcs`) and
-/// every entry a deny or ask rule keeps from being read — its name too, as in Claude Code —
-/// counting those in `withheld`. The permission decision allowed the walk as a whole; this
-/// keeps a denied file inside it from being read.
+/// every entry a deny or ask rule keeps from being read — its name too, as in Claude Code.
+/// The permission decision allowed the walk as a whole; this keeps a denied file inside it
+/// from being read.
+///
+/// Only the left-out entries `would_count` accepts are counted in `withheld`: files that
+/// would have been results. Counting every denied entry would tell the model that a denied
+/// file exists even when the query could never have found it (`**/*.nomatch`).
 pub(crate) fn entry_filter(
     skip_vcs: bool,
     read_filter: Option<ReadFilter>,
     withheld: Arc<AtomicU64>,
+    would_count: impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static,
 ) -> impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static {
     move |e| {
         if skip_vcs
@@ -42,11 +47,28 @@ pub(crate) fn entry_filter(
             return false;
         }
         if read_filter.as_ref().is_some_and(|f| f(e.path()).is_some()) {
-            withheld.fetch_add(1, Ordering::Relaxed);
+            if would_count(e) {
+                withheld.fetch_add(1, Ordering::Relaxed);
+            }
             return false;
         }
         true
     }
+}
+
+/// `n` followed by the singular or plural noun: "1 file", "2 files".
+pub(crate) fn count_of(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The note that tells the model how many results the permission rules kept from it,
+/// counted as `one`/`many` ("file"/"files").
+pub(crate) fn withheld_note(withheld: u64, one: &str, many: &str) -> String {
+    format!(
+        "\n(Left out because the permission rules deny reading them: {}.)",
+        count_of(withheld, one, many)
+    )
 }
 
 /// The Glob tool.
@@ -232,12 +254,21 @@ fn glob_blocking(
     let withheld = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&withheld);
     let read_filter = ctx.read_filter.clone();
+    let would_count = {
+        let matcher = compiled.matcher.clone();
+        let name_only = compiled.name_only;
+        let base = base.real.clone();
+        move |e: &ignore::DirEntry| {
+            e.file_type().is_some_and(|t| !t.is_dir())
+                && matches(&matcher, name_only, &base, e.path())
+        }
+    };
     let mut builder = WalkBuilder::new(&base.real);
     builder
         .standard_filters(config.glob_honour_gitignore)
         .hidden(false)
         .follow_links(false)
-        .filter_entry(entry_filter(true, read_filter, counter));
+        .filter_entry(entry_filter(true, read_filter, counter, would_count));
     let shared = Shared {
         matcher: &compiled.matcher,
         name_only: compiled.name_only,
@@ -276,7 +307,8 @@ fn glob_blocking(
     };
     if truncated {
         text.push_str(&format!(
-            "\n(Results are truncated: {total} files matched and the {} most recently modified are shown. Use a more specific path or pattern.)",
+            "\n(Results are truncated: {} matched and the {} most recently modified are shown. Use a more specific path or pattern.)",
+            count_of(total as u64, "file", "files"),
             config.glob_max_results
         ));
     }
@@ -288,9 +320,7 @@ fn glob_blocking(
     }
     let withheld = withheld.load(Ordering::Relaxed);
     if withheld > 0 {
-        text.push_str(&format!(
-            "\n(Left out because the permission rules deny reading them: {withheld} files or directories.)"
-        ));
+        text.push_str(&withheld_note(withheld, "file", "files"));
     }
     Ok(ToolOutput::text(text).with_structured(json!({
         "filenames": names,
@@ -299,6 +329,16 @@ fn glob_blocking(
         "truncated": truncated || timed_out,
         "durationMs": started.elapsed().as_millis() as u64,
     })))
+}
+
+/// Whether a file at `path` matches the pattern: its name, or its path below `base`.
+fn matches(matcher: &GlobMatcher, name_only: bool, base: &Path, path: &Path) -> bool {
+    if name_only {
+        path.file_name().is_some_and(|n| matcher.is_match(n))
+    } else {
+        path.strip_prefix(base)
+            .is_ok_and(|rel| matcher.is_match(rel))
+    }
 }
 
 /// What the walker threads share.
@@ -348,15 +388,7 @@ impl ignore::ParallelVisitor for Visitor<'_> {
         if entry.file_type().is_none_or(|t| t.is_dir()) {
             return WalkState::Continue;
         }
-        let hit = if shared.name_only {
-            shared.matcher.is_match(entry.file_name())
-        } else {
-            entry
-                .path()
-                .strip_prefix(shared.base)
-                .is_ok_and(|rel| shared.matcher.is_match(rel))
-        };
-        if hit {
+        if matches(shared.matcher, shared.name_only, shared.base, entry.path()) {
             let mtime = entry
                 .metadata()
                 .ok()

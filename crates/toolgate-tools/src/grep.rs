@@ -15,6 +15,7 @@ use toolgate_protocol::{Access, CallFacts, ToolOutput, ToolSpec};
 
 use crate::FileToolsConfig;
 use crate::error::Error;
+use crate::glob::{count_of, withheld_note};
 use crate::paths::{self, ResolvedPath};
 use crate::read::file_facts;
 use crate::search::{self, Found, OutputMode, Query};
@@ -330,14 +331,15 @@ fn render(
         _ => shown.join("\n"),
     };
     if query.mode == OutputMode::Count && found.matched_files > 0 {
-        let what = if query.only_matching {
-            "occurrences"
+        let (one, many) = if query.only_matching {
+            ("occurrence", "occurrences")
         } else {
-            "matching lines"
+            ("matching line", "matching lines")
         };
         text.push_str(&format!(
-            "\n\nFound {} {what} across {} files.",
-            found.total_count, found.matched_files
+            "\n\nFound {} across {}.",
+            count_of(found.total_count, one, many),
+            count_of(found.matched_files, "file", "files")
         ));
     }
     if more > 0 && head_limit > 0 {
@@ -348,14 +350,16 @@ fn render(
     }
     if found.hard_linked > 0 {
         text.push_str(&format!(
-            "\n({} files with several hard links were left out: their other names may be outside the workspace.)",
-            found.hard_linked
+            "\n({} with several hard links {} left out: their other names may be outside the workspace.)",
+            count_of(found.hard_linked, "file", "files"),
+            if found.hard_linked == 1 { "was" } else { "were" }
         ));
     }
     if found.withheld > 0 {
-        text.push_str(&format!(
-            "\n(Left out because the permission rules deny reading them: {} files or directories.)",
-            found.withheld
+        text.push_str(&withheld_note(
+            found.withheld,
+            "file or directory",
+            "files or directories",
         ));
     }
     ToolOutput::text(text).with_structured(json!({

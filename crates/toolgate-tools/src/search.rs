@@ -290,10 +290,14 @@ pub(crate) fn search(
             builder.overrides(overrides.clone());
         }
         // Without `hidden`, the walker already skips dot directories, VCS ones included.
+        // The walker has already applied the glob and type filters when the entry filter
+        // runs, so a denied file is counted only if it would have been searched. A denied
+        // directory is counted too: the search would have gone through it.
         builder.filter_entry(entry_filter(
             query.hidden,
             read_filter,
             Arc::clone(&withheld),
+            |_: &ignore::DirEntry| true,
         ));
         builder.build_parallel().visit(&mut &shared);
     } else {

@@ -35,7 +35,7 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, after_help = EXAMPLES)]
 pub struct Cli {
-    /// More log output on stderr (-v info, -vv debug); TOOLGATE_LOG overrides.
+    /// More log output on stderr (-v info, -vv toolgate's debug, -vvv every library's debug); TOOLGATE_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
@@ -207,7 +207,8 @@ pub struct StateArgs {
 pub enum ResultFormat {
     /// Anthropic `tool_result` blocks.
     Anthropic,
-    /// OpenAI `{"role":"tool"}` messages.
+    /// OpenAI: `{"role":"tool"}` messages for Chat Completions tool calls,
+    /// `function_call_output` items for Responses `function_call` items.
     Openai,
 }
 

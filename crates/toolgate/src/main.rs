@@ -12,6 +12,7 @@ mod cmd;
 mod output;
 mod setup;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -86,16 +87,22 @@ fn is_hook_call(e: &clap::Error) -> bool {
 }
 
 fn init_logging(verbose: u8) {
+    // `-vv` is toolgate's own debug output; the libraries' (the shell parser prints its
+    // whole syntax tree per command) only with `-vvv` or TOOLGATE_LOG.
     let default = match verbose {
         0 => "warn",
         1 => "info",
+        2 => "info,toolgate=debug",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // Logs go to stderr: stdout carries only protocol (exec, serve) or results.
+    // Colour only for a person at a terminal: a log file or a pipe gets plain text.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .try_init();
 }

@@ -274,6 +274,17 @@ impl Gate {
         let note = facts
             .max_risk()
             .map(|r| format!("risk {}", json!(r).as_str().unwrap_or("")));
+        // A summary at debug level (`-vv`): what was understood, not the syntax tree.
+        tracing::debug!(
+            tool = %entry.spec().name,
+            commands = facts.commands.len(),
+            paths = facts.paths.len(),
+            urls = facts.urls.len(),
+            findings = facts.findings.len(),
+            opaque = facts.opaque,
+            risk = note.as_deref().unwrap_or("none"),
+            "analyzed"
+        );
         push_stage(record, Stage::Analyze, StageStatus::Pass, None, note);
         Ok((prepared, facts))
     }
@@ -497,17 +508,29 @@ fn join_notes(first: &str, second: Option<&str>) -> String {
     }
 }
 
-/// The message a denied call gets: the reason, the rule and its source, and what to do.
+/// The message a denied call gets: the reason, the rule and its source, and what to do —
+/// each once. A reason that already names its rule (`denied by the rule …`) or already says
+/// not to retry is not repeated: the model reads every word.
 fn denial_message(verdict: &Verdict) -> String {
-    let mut message = format!("permission denied: {}", verdict.reason);
-    if let Some(rule) = &verdict.rule {
+    let reason = verdict.reason.trim_end_matches('.');
+    let mut message = format!("permission denied: {reason}");
+    if let Some(rule) = verdict
+        .rule
+        .as_ref()
+        .filter(|r| !reason.contains(&format!("`{r}`")))
+    {
         message.push_str(&format!(" (rule `{rule}`"));
         if let Some(src) = &verdict.source {
             message.push_str(&format!(" from {src}"));
         }
         message.push(')');
     }
-    message.push_str(". Do not retry the same call; choose another approach or ask the user.");
+    let lower = reason.to_ascii_lowercase();
+    if lower.contains("do not retry") || lower.contains("do something else") {
+        message.push('.');
+    } else {
+        message.push_str(". Do not retry the same call; choose another approach or ask the user.");
+    }
     message
 }
 

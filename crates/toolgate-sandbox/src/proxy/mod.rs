@@ -66,6 +66,24 @@ pub struct ProxyDecision {
     /// bridge sent it (percent-encoded); `None` for clients that sent none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+    /// The rules allowed the request but the upstream could not be resolved or reached:
+    /// a failure, not a refusal (`allowed` is false because nothing went through).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreachable: bool,
+}
+
+impl ProxyDecision {
+    /// One word for the outcome: `allowed`, `denied`, or `unreachable` (allowed by the
+    /// rules, but the upstream could not be reached).
+    pub fn verdict(&self) -> &'static str {
+        if self.allowed {
+            "allowed"
+        } else if self.unreachable {
+            "unreachable"
+        } else {
+            "denied"
+        }
+    }
 }
 
 /// First line of the proxy protocol as spoken by the sandbox's bridge.
@@ -403,7 +421,8 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         Ok(a) => a,
         Err(why) => {
             decision.allowed = false;
-            decision.reason = format!("{}; {why}", decision.reason);
+            decision.unreachable = true;
+            decision.reason = format!("allowed ({}), but {why}", decision.reason);
             let _ = (shared.on_decision)(&decision);
             respond(&mut conn, "502 Bad Gateway", "upstream unreachable\n");
             return;
@@ -421,12 +440,27 @@ fn handle(mut conn: UnixStream, shared: &Shared) {
         refuse(&mut conn, shared, &decision);
         return;
     }
-    let upstream = addrs
-        .iter()
-        .find_map(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).ok());
+    let mut last_error = None;
+    let upstream =
+        addrs
+            .iter()
+            .find_map(|a| match TcpStream::connect_timeout(a, CONNECT_TIMEOUT) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    last_error = Some(e);
+                    None
+                }
+            });
     let Some(mut upstream) = upstream else {
         decision.allowed = false;
-        decision.reason = format!("{}; upstream connect failed", decision.reason);
+        decision.unreachable = true;
+        decision.reason = match last_error {
+            Some(e) => format!(
+                "allowed ({}), but the connection failed: {e}",
+                decision.reason
+            ),
+            None => format!("allowed ({}), but the connection failed", decision.reason),
+        };
         let _ = (shared.on_decision)(&decision);
         respond(&mut conn, "502 Bad Gateway", "upstream unreachable\n");
         return;
@@ -480,6 +514,7 @@ fn listed(shared: &Shared, raw_host: &str, port: u16, method: &str, tag: Option<
         allowed: false,
         reason: String::new(),
         tag,
+        unreachable: false,
     };
     let host = match Host::parse(raw_host) {
         Ok(h) => h,

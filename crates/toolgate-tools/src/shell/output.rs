@@ -226,11 +226,11 @@ impl OutputBuffer {
     }
 
     /// Makes sure everything is (and will be) written to a file, for output that is read
-    /// later (background tasks), and keeps the file past the session (the result names it).
-    /// Fails only if the file cannot be created.
+    /// later (background tasks). The file is not kept past the session: the session's end
+    /// stops the task, and its output is read during the session (TaskOutput, Read), so a
+    /// file left behind would only pile up. Fails only if the file cannot be created.
     pub(crate) fn ensure_file(&mut self) -> io::Result<PathBuf> {
         if let Some((_, path)) = &self.file {
-            self.outputs.keep(path);
             return Ok(path.clone());
         }
         if self.total > self.head.len() as u64 {
@@ -248,7 +248,6 @@ impl OutputBuffer {
             .path()
             .map(Path::to_path_buf)
             .ok_or_else(|| io::Error::other("the output file could not be created"))?;
-        self.outputs.keep(&path);
         Ok(path)
     }
 

@@ -101,10 +101,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
             "decided": decided.to_json(),
             "warnings": built.engine.warnings(),
         }))
-    } else if args.explain {
-        output::print(&decided.explain())
     } else {
-        output::print(&decided.render())
+        let mut text = if args.explain {
+            decided.explain()
+        } else {
+            decided.render()
+        };
+        // The same warnings `--json` carries (an untrusted workspace above all): a decision
+        // read without them can mislead.
+        for w in built.engine.warnings() {
+            text.push_str(&format!("warning: {w}\n"));
+        }
+        output::print(&text)
     };
     if printed.is_err() {
         return ExitCode::from(1);

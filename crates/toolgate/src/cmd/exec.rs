@@ -73,7 +73,7 @@ pub fn serve(
                 gate.reject(call, error)
             }
         };
-        let line = jsonl::result_line(&result, format);
+        let line = jsonl::result_line_for(&result, format, calls.last_was_responses());
         out.write_all(line.as_bytes())?;
         out.write_all(b"\n")?;
         out.flush()?;

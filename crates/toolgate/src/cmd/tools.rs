@@ -29,6 +29,10 @@ pub fn run(args: ToolsArgs) -> ExitCode {
             registry.entries().len(),
             path.display()
         );
+        // Writing the snapshot is the job; the listing only when asked for by a format.
+        if args.format.is_none() && !args.json {
+            return ExitCode::SUCCESS;
+        }
     }
     let options = match setup::view_options(&args.session, &loaded, &registry) {
         Ok(o) => o,

@@ -33,9 +33,11 @@ pub struct TrustArgs {
 /// Runs `toolgate trust`.
 pub fn run(args: TrustArgs) -> ExitCode {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let project = match settings::real_project(&dir) {
-        Ok(p) => p,
-        Err(e) => return usage_error("trust", e),
+    // The path is at fault, not the trust store: say which path and why.
+    let project = match dir.canonicalize() {
+        Ok(p) if p.is_dir() => p,
+        Ok(_) => return usage_error("trust", format!("{}: not a directory", dir.display())),
+        Err(e) => return usage_error("trust", format!("{}: {e}", dir.display())),
     };
     let mut opts = LoadOptions::from_env(project.clone());
     opts.claude = args.claude;
