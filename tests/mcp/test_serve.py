@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -26,6 +27,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult, Implementation, InputRequiredResult
 
 TOOLGATE = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/toolgate")
+# Every toolgate started here keeps its user-level state (trust store, MCP pins, the
+# allow-always rules of untrusted workspaces) in a scratch directory, never the real user's.
+CONFIG_HOME = Path(tempfile.mkdtemp(prefix="toolgate-mcp-config-"))
+os.environ["XDG_CONFIG_HOME"] = str(CONFIG_HOME)
 ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
 TESTS = []
 
@@ -66,7 +71,7 @@ def serve_args(ws: Path, *extra: str) -> list[str]:
 
 
 def stdio(ws: Path, name: str = "pytest", *extra: str, mode: str = "auto") -> Client:
-    params = StdioServerParameters(command=TOOLGATE, args=serve_args(ws, *extra), cwd=str(ws))
+    params = StdioServerParameters(command=TOOLGATE, args=serve_args(ws, *extra), cwd=str(ws), env=dict(os.environ))
     return Client(params, client_info=Implementation(name=name, version="1.0"), mode=mode)
 
 
@@ -171,9 +176,9 @@ async def stdio_invalid_input():
 @test
 async def stdio_cancel_long_bash():
     ws = workspace()
-    pidfile = ws / "pid"
+    sleep, token = sleeper()
     async with stdio(ws) as c:
-        cmd = f"echo $$ > {pidfile}; sleep 30; touch {ws / 'finished'}"
+        cmd = f"{sleep}; touch {ws / 'finished'}"
         started = time.monotonic()
         try:
             await c.call_tool("Bash", {"command": cmd}, read_timeout_seconds=2)
@@ -187,12 +192,7 @@ async def stdio_cancel_long_bash():
         r = await c.call_tool("Read", {"file_path": "hello.txt"})
         assert not r.is_error, text(r)
         # The shell was killed.
-        deadline = time.monotonic() + 5
-        pid = int(pidfile.read_text().strip())
-        while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
-            await asyncio.sleep(0.1)
-        assert not os.path.exists(f"/proc/{pid}") or "zombie" in Path(f"/proc/{pid}/status").read_text(), \
-            f"shell {pid} still running after cancellation"
+        await assert_killed(token, started=True)
     assert not (ws / "finished").exists()
     codes = [r for r in audit_records(ws) if "cancelled" in list(find_key(r, "code"))]
     assert codes, "the audit log records the cancelled call"
@@ -248,7 +248,7 @@ def asking_client(ws: Path, answers: list, asked: list) -> Client:
         return answers.pop(0)
     # Default mode with no allow rules: an unknown Bash command asks.
     params = StdioServerParameters(command=TOOLGATE, args=["serve", "--workspace", str(ws), "--mode", "default"],
-                                   cwd=str(ws))
+                                   cwd=str(ws), env=dict(os.environ))
     return Client(params, client_info=Implementation(name="asker", version="1"), mode="legacy",
                   elicitation_callback=on_elicit)
 
@@ -297,15 +297,19 @@ async def stdio_elicitation_allow_always_saves_the_rule():
         again = await c.call_tool("Bash", {"command": "mkdir -p kept"})
         assert not again.is_error, text(again)
     assert len(asked) == 1, "the saved rule answers the second call"
-    saved = json.loads((ws / ".toolgate" / "settings.local.json").read_text())
-    assert "Bash(mkdir -p kept)" in saved["permissions"]["allow"], saved
+    # The workspace is not trusted: the rule goes to the user's own settings for this
+    # project (which need no trust), not into the workspace.
+    assert not (ws / ".toolgate" / "settings.local.json").exists()
+    saved_files = list((CONFIG_HOME / "toolgate" / "projects").glob("*.json"))
+    rules = [r for f in saved_files for r in json.loads(f.read_text())["permissions"]["allow"]]
+    assert "Bash(mkdir -p kept)" in rules, rules
 
 
 @test
 async def stdio_client_without_elicitation_is_denied_with_reason():
     ws = workspace()
     params = StdioServerParameters(command=TOOLGATE, args=["serve", "--workspace", str(ws), "--mode", "default"],
-                                   cwd=str(ws))
+                                   cwd=str(ws), env=dict(os.environ))
     for mode in ("legacy", "auto"):
         async with Client(params, client_info=Implementation(name="mute", version="1"), mode=mode) as c:
             r = await c.call_tool("Bash", {"command": "mkdir nobody"})
@@ -343,7 +347,7 @@ async def stdio_modern_ask_becomes_input_required_and_the_retry_decides():
         ElicitResult(action="accept", content={"decision": "allow_once"}),
         ElicitResult(action="decline"),
     ]
-    params = StdioServerParameters(command=TOOLGATE, args=ask_args(ws), cwd=str(ws))
+    params = StdioServerParameters(command=TOOLGATE, args=ask_args(ws), cwd=str(ws), env=dict(os.environ))
     async with Client(params, client_info=Implementation(name="modern-asker", version="1"), mode="auto",
                       elicitation_callback=recorder(answers, asked)) as c:
         assert c.protocol_version >= "2026", c.protocol_version
@@ -465,25 +469,22 @@ async def stdio_call_before_initialize_and_disconnect_mid_call():
     for line in p.stdout.splitlines():
         json.loads(line)
     # Disconnect in the middle of a long call: the server exits promptly and kills the shell.
-    pidfile = ws / "pid2"
+    sleep, token = sleeper()
     proc = subprocess.Popen([TOOLGATE, *serve_args(ws)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdin and proc.stdout
     proc.stdin.write(INIT + "\n" + INITIALIZED + "\n" + json.dumps(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "Bash", "arguments": {"command": f"echo $$ > {pidfile}; sleep 30"}}}) + "\n")
+         "params": {"name": "Bash", "arguments": {"command": sleep}}}) + "\n")
     proc.stdin.flush()
     proc.stdout.readline()
     deadline = time.monotonic() + 5
-    while not pidfile.exists() and time.monotonic() < deadline:
+    while not running_with(token) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
+    assert running_with(token), "the long call never started"
     proc.stdin.close()
     proc.wait(timeout=3)  # closing stdin cancels the running call at once
-    pid = int(pidfile.read_text().strip())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
-        await asyncio.sleep(0.1)
-    assert not os.path.exists(f"/proc/{pid}"), "shell survived the client"
+    await assert_killed(token, started=True)
 
 
 # ---------------------------------------------------------------- MCP Inspector CLI
@@ -638,14 +639,40 @@ async def http_two_sessions_separate_state():
             (ws / "hello.txt").write_text("hello world\nsecond line\n")
 
 
-async def assert_killed(pidfile: Path):
+def sleeper() -> tuple[str, str]:
+    """A `sleep` no other process runs (`sleep 30.<random>`), and its duration: the command's
+    processes are found by it in the host's /proc, sandboxed (a pid namespace, where `$$` is
+    a small number that names another host process) or not."""
+    token = f"30.{random.randrange(10**8):08d}"
+    return f"sleep {token}", token
+
+
+def running_with(token: str) -> list[int]:
+    """Live (not zombie) host processes whose command line holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if token.encode() not in Path(f"/proc/{entry}/cmdline").read_bytes():
+                continue
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(int(entry))
+    return found
+
+
+async def assert_killed(token: str, started: bool = False):
+    """Waits until the command's `sleep` has started (unless already known), then until it
+    is gone; fails if it outlives the deadline."""
     deadline = time.monotonic() + 5
-    while not pidfile.exists() and time.monotonic() < deadline:
+    while not started and not running_with(token) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    pid = int(pidfile.read_text().strip())
-    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+    while time.monotonic() < deadline and running_with(token):
         await asyncio.sleep(0.1)
-    assert not os.path.exists(f"/proc/{pid}"), f"shell {pid} still running after cancellation"
+    assert not running_with(token), f"`sleep {token}` still running after cancellation"
 
 
 @test
@@ -653,18 +680,17 @@ async def http_cancel_long_bash():
     ws = workspace()
     with HttpServer(ws) as srv:
         for mode in ("legacy", "auto"):
-            pidfile = ws / f"pid-{mode}"
+            sleep, token = sleeper()
             async with http_client(srv.url, f"cancel-{mode}", mode=mode) as c:
                 try:
-                    await c.call_tool("Bash", {"command": f"echo $$ > {pidfile}; sleep 30"},
-                                      read_timeout_seconds=2)
+                    await c.call_tool("Bash", {"command": sleep}, read_timeout_seconds=2)
                     raise AssertionError("the call should have timed out on the client")
                 except AssertionError:
                     raise
                 except Exception:
                     pass
                 t0 = time.monotonic()
-                await assert_killed(pidfile)
+                await assert_killed(token, started=True)
                 print(f"      {mode}: killed {time.monotonic() - t0:.1f}s after the client gave up", flush=True)
                 assert not (await c.call_tool("Read", {"file_path": "hello.txt"})).is_error
 

@@ -250,6 +250,18 @@ pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ToolError> {
             });
         }
     }
+    // The upstream's `_meta` goes on to MCP clients; bounded like structuredContent.
+    if let Some(meta) = result.meta.filter(|m| !m.0.is_empty()) {
+        if serde_json::to_string(&meta.0).map_or(usize::MAX, |s| s.len()) <= MAX_STRUCTURED_BYTES {
+            out.meta = Some(meta.0);
+        } else {
+            out.content.push(Content::Text {
+                text: format!(
+                    "[toolgate: _meta dropped: larger than {MAX_STRUCTURED_BYTES} bytes]"
+                ),
+            });
+        }
+    }
     if result.is_error == Some(true) {
         let text = out.joined_text();
         return Err(ToolError::Failed(if text.is_empty() {

@@ -31,10 +31,19 @@ pub const META_DETAILS: &str = "toolgate/details";
 /// The `_meta` key holding the gate's wall time in milliseconds.
 pub const META_DURATION: &str = "toolgate/durationMs";
 
-/// The `_meta` object for a result: the gate summary under `toolgate/` keys.
+/// The `_meta` object for a result: the tool's own `_meta` (an upstream's), and the gate
+/// summary under `toolgate/` keys.
 pub fn result_meta(result: &CallResult) -> Map<String, Value> {
     let summary = wire::gate_summary(result);
-    let mut meta = Map::new();
+    // The tool's own `_meta` (an upstream server's) first, without any `toolgate/` key:
+    // an upstream cannot speak for the gate.
+    let mut meta: Map<String, Value> = result
+        .output()
+        .and_then(|o| o.meta.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("toolgate/"))
+        .collect();
     let mut put = |key: &str, field: &str| {
         if let Some(v) = summary.get(field).filter(|v| !v.is_null()) {
             meta.insert(key.to_owned(), v.clone());
@@ -140,6 +149,18 @@ mod tests {
         assert!(v["_meta"].get(META_CODE).is_none());
         assert_eq!(v["structuredContent"], json!({"lines": 1}));
         assert_eq!(v["content"][0]["text"], "hi");
+    }
+
+    #[test]
+    fn a_tools_own_meta_passes_but_cannot_forge_the_gates_keys() {
+        let mut out = ToolOutput::text("hi");
+        let mut own = Map::new();
+        own.insert("fixture/echoed".into(), json!(true));
+        own.insert(META_CODE.into(), json!("forged"));
+        out.meta = Some(own);
+        let v = result_value(&result(Ok(out)));
+        assert_eq!(v["_meta"]["fixture/echoed"], true);
+        assert!(v["_meta"].get(META_CODE).is_none(), "{v}");
     }
 
     #[test]

@@ -75,8 +75,8 @@ pub(crate) fn meta_tools() -> Result<Vec<Tool>, serde_json::Error> {
 pub(crate) enum Routed {
     /// A call of this tool with these arguments, for the gate.
     Call(String, Option<JsonObject>),
-    /// Answered here (a search, or a malformed `call_tool`).
-    Answer(CallResult),
+    /// Answered here (a search, or a malformed `call_tool`); boxed, as a result is large.
+    Answer(Box<CallResult>),
 }
 
 /// Routes a `tools/call` of `name` in search mode. Names other than the two meta-tools go
@@ -88,7 +88,7 @@ pub(crate) fn route(
     arguments: Option<JsonObject>,
 ) -> Routed {
     match name.as_str() {
-        SEARCH_TOOLS => Routed::Answer(search(gate, id, arguments)),
+        SEARCH_TOOLS => Routed::Answer(Box::new(search(gate, id, arguments))),
         CALL_TOOL => unwrap_call(gate, id, arguments),
         _ => Routed::Call(name, arguments),
     }
@@ -120,7 +120,7 @@ fn unwrap_call(gate: &Gate, id: &RequestId, arguments: Option<JsonObject>) -> Ro
     if let Some(message) = problem {
         let call = convert::tool_call(id, CALL_TOOL, Some(args));
         let error = CallError::new(ErrorCode::InvalidInput, Stage::Schema, message);
-        return Routed::Answer(gate.reject(call, error));
+        return Routed::Answer(Box::new(gate.reject(call, error)));
     }
     let name = match args.remove("name") {
         Some(Value::String(n)) => n,

@@ -9,6 +9,10 @@ pub struct ToolOutput {
     /// Machine-readable result matching the tool's `output_schema`, where it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<Value>,
+    /// Protocol metadata the tool's own source attached (an upstream MCP result's `_meta`),
+    /// passed on to MCP clients beside toolgate's own `toolgate/…` keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Map<String, Value>>,
 }
 
 impl ToolOutput {
@@ -17,6 +21,7 @@ impl ToolOutput {
         Self {
             content: vec![Content::Text { text: text.into() }],
             structured: None,
+            meta: None,
         }
     }
 

@@ -131,13 +131,30 @@ pub(crate) fn remove_placeholder(path: &Path) {
         let _ = std::fs::remove_dir(path);
         return;
     }
-    let ours = meta.size() == 0
-        || (meta.size() == COMMONDIR_PLACEHOLDER.len() as u64
-            && path.file_name().is_some_and(|n| n == "commondir")
-            && std::fs::read(path).is_ok_and(|content| content == COMMONDIR_PLACEHOLDER));
-    if meta.is_file() && ours {
+    if placeholder_file(path, &meta) {
         let _ = std::fs::remove_file(path);
     }
+}
+
+/// Whether `path` is shaped like a placeholder some run made: an empty directory, an empty
+/// regular file, or a `commondir` holding exactly [`COMMONDIR_PLACEHOLDER`]. Such an entry
+/// carries nothing (no hooks, no config), and a room mounts an existing one read-only.
+pub(crate) fn is_placeholder_shaped(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if meta.is_dir() {
+        return std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none());
+    }
+    placeholder_file(path, &meta)
+}
+
+fn placeholder_file(path: &Path, meta: &std::fs::Metadata) -> bool {
+    meta.is_file()
+        && (meta.size() == 0
+            || (meta.size() == COMMONDIR_PLACEHOLDER.len() as u64
+                && path.file_name().is_some_and(|n| n == "commondir")
+                && std::fs::read(path).is_ok_and(|content| content == COMMONDIR_PLACEHOLDER)))
 }
 
 /// Encodes the list pid 1 sends to the helper (NUL-separated host paths).

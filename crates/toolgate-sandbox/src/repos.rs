@@ -319,7 +319,16 @@ impl After<'_> {
         }
         if kind == Kind::Plain && listing.git.is_some() {
             let git = dir.join(".git");
-            if !self.scan.known.contains(&git) && !self.ignore.contains(&git) {
+            // A root's `.git` is a protected path: another room running meanwhile may have
+            // made an (empty) placeholder there, which carries nothing and which every
+            // later room mounts read-only. Moving it aside would unmount that room's
+            // protection; a `.git` with anything in it is still moved.
+            let concurrent_placeholder = self.scan.roots.iter().any(|r| r == dir)
+                && crate::placeholders::is_placeholder_shaped(&git);
+            if !self.scan.known.contains(&git)
+                && !self.ignore.contains(&git)
+                && !concurrent_placeholder
+            {
                 self.move_aside(&git, NEW_REPOSITORY);
             }
         }

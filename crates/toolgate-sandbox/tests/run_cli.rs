@@ -171,3 +171,56 @@ fn pid_1_does_not_show_settings_or_the_policy() {
         }
     }
 }
+
+#[test]
+fn two_rooms_in_one_workspace_share_its_placeholders_safely() {
+    // Rooms started at once in one workspace (two MCP servers, a background command and a
+    // foreground one) race for the placeholders of missing protected paths. The second
+    // room must start (not fail because the first made a placeholder meanwhile), and when
+    // it ends it must not move the first room's placeholder aside: that would unmount the
+    // first room's protection and let it create `.git` after all. The race is retried a
+    // few times, as it depends on which room scans first.
+    require(&[Layer::UserNs, Layer::MountNs, Layer::PidNs]);
+    let f = Fixture::new();
+    for round in 0..6 {
+        let ws = f.root.join(format!("bare{round}"));
+        std::fs::create_dir(&ws).unwrap_or_else(|e| panic!("{e}"));
+        let room = |script: &str| {
+            Command::new(HELPER)
+                .args(["run", "--workspace"])
+                .arg(&ws)
+                .args(["--", "sh", "-c", script])
+                .current_dir(&ws)
+                .env("HOME", &f.home)
+                .env("XDG_RUNTIME_DIR", &f.home)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let first = room(
+            "sleep 1; mkdir .git 2>/dev/null; echo x > .git/config 2>/dev/null && echo ESCAPED; echo first-done",
+        );
+        let second = room("echo second-done")
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(second.status.code(), Some(0), "round {round}: {second:?}");
+        assert_eq!(String::from_utf8_lossy(&second.stdout), "second-done\n");
+        let first = first.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        let out = String::from_utf8_lossy(&first.stdout);
+        assert!(out.contains("first-done"), "round {round}: {first:?}");
+        assert!(
+            !out.contains("ESCAPED"),
+            "round {round}: the first room created .git/config: {first:?}"
+        );
+        assert!(!ws.join(".git/config").exists());
+        let aside: Vec<String> = std::fs::read_dir(&ws)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("toolgate-blocked"))
+            .collect();
+        assert!(aside.is_empty(), "round {round}: moved aside: {aside:?}");
+    }
+}

@@ -141,6 +141,7 @@ pub(crate) fn render(bytes: &[u8], path: &Path) -> Result<ToolOutput, ToolError>
     Ok(ToolOutput {
         content,
         structured: Some(json!({ "file_path": path, "cells": cells.len() })),
+        meta: None,
     })
 }
 

@@ -71,6 +71,7 @@ pub(crate) fn read_image(
             "original_bytes": size,
             "bytes": data.len(),
         })),
+        meta: None,
     })
 }
 

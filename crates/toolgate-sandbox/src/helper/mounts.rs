@@ -220,6 +220,12 @@ fn protect(
                             // (`.cargo/` for `.cargo/config.toml`): nothing can be created
                             // there in the room anyway.
                             Err(e) if e.raw_os_error() == Some(libc::EROFS) => return Ok(()),
+                            // Another room running meanwhile made it first (its
+                            // placeholder): protect what is there, and leave its removal
+                            // to the run that made it.
+                            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                                return protect(&cur, root, WhenMissing::Skip, created);
+                            }
                             Err(e) => {
                                 return Err(io_err(format!("placeholder {}", cur.display()))(e));
                             }
