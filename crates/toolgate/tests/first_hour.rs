@@ -150,11 +150,7 @@ fn bash_pid_ns(home: &Path, ws: &Path, extra: &[&str], env: &[(&str, &str)]) -> 
 }
 
 fn result_text(out: &Output) -> String {
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    match &v["content"] {
-        Value::String(s) => s.clone(),
-        c => c[0]["text"].as_str().unwrap_or_default().to_owned(),
-    }
+    result_text_value(&serde_json::from_slice(&out.stdout).unwrap())
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! sets them, and what an untrusted project file could widen waits for workspace trust while
 //! what it only narrows applies at once — key by key, as [`super::keys::KEYS`] says.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -387,54 +388,54 @@ fn merge_env(
                 message: "expected a string".into(),
             });
         };
-        let note = at.untrusted_note();
-        if let Some(n) = &note {
-            s.warnings.push(format!("{}: env.{name} {n}", at.label));
-        }
-        // The highest source in force wins; an inactive value only fills a gap.
-        let replace = s
-            .env
-            .get(&name)
-            .is_none_or(|held| !held.active && note.is_none());
-        if replace {
-            s.env.insert(
-                name,
-                Sourced {
-                    value,
-                    source: at.idx,
-                    active: note.is_none(),
-                    note,
-                },
-            );
-        }
+        merge_gated(&mut s.env, &mut s.warnings, at, "env", name, value);
     }
     Ok(())
+}
+
+/// One entry of a keyed map (`env.NAME`, `mcpServers.NAME`) from `at`. The highest source
+/// in force wins; a gated project's entry waits for trust (with a warning) and only fills a
+/// gap, never replacing an entry in force.
+fn merge_gated<T>(
+    map: &mut BTreeMap<String, Sourced<T>>,
+    warnings: &mut Vec<String>,
+    at: &At,
+    key: &str,
+    name: String,
+    value: T,
+) {
+    let note = at.untrusted_note();
+    if let Some(n) = &note {
+        warnings.push(format!("{}: {key}.{name} {n}", at.label));
+    }
+    let replace = map
+        .get(&name)
+        .is_none_or(|held| !held.active && note.is_none());
+    if replace {
+        map.insert(
+            name,
+            Sourced {
+                value,
+                source: at.idx,
+                active: note.is_none(),
+                note,
+            },
+        );
+    }
 }
 
 /// `mcpServers`: each name from the highest source in force that sets it. A gated
 /// project's servers wait for trust (they are programs toolgate would start).
 fn merge_mcp_servers(s: &mut Settings, at: &At, servers: serde_json::Map<String, Value>) {
     for (name, value) in servers {
-        let note = at.untrusted_note();
-        if let Some(n) = &note {
-            s.warnings
-                .push(format!("{}: mcpServers.{name} {n}", at.label));
-        }
-        let replace = s
-            .mcp_servers
-            .get(&name)
-            .is_none_or(|held| !held.active && note.is_none());
-        if replace {
-            s.mcp_servers.insert(
-                name,
-                Sourced {
-                    value,
-                    source: at.idx,
-                    active: note.is_none(),
-                    note,
-                },
-            );
-        }
+        merge_gated(
+            &mut s.mcp_servers,
+            &mut s.warnings,
+            at,
+            "mcpServers",
+            name,
+            value,
+        );
     }
 }
 

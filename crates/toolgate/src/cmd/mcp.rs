@@ -89,25 +89,14 @@ pub struct McpAddArgs {
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
 
-    /// The file to write.
-    #[arg(long, short = 's', value_enum, default_value = "local")]
-    pub scope: Scope,
-
-    /// Write this settings file instead of the scope's.
-    #[arg(long = "settings", value_name = "FILE", conflicts_with = "scope")]
-    pub file: Option<PathBuf>,
-
-    /// Workspace root.
-    #[arg(long, short = 'w', default_value = ".")]
-    pub workspace: PathBuf,
+    /// Which settings file to write.
+    #[command(flatten)]
+    pub place: SettingsFileArgs,
 }
 
-/// `toolgate mcp remove`.
+/// The settings file `mcp add` and `mcp remove` edit.
 #[derive(Debug, Args)]
-pub struct McpRemoveArgs {
-    /// The server's name.
-    pub name: String,
-
+pub struct SettingsFileArgs {
     /// The file to edit.
     #[arg(long, short = 's', value_enum, default_value = "local")]
     pub scope: Scope,
@@ -119,6 +108,23 @@ pub struct McpRemoveArgs {
     /// Workspace root.
     #[arg(long, short = 'w', default_value = ".")]
     pub workspace: PathBuf,
+}
+
+impl SettingsFileArgs {
+    fn path(&self) -> Result<PathBuf, String> {
+        target_file(self.scope, self.file.as_deref(), &self.workspace)
+    }
+}
+
+/// `toolgate mcp remove`.
+#[derive(Debug, Args)]
+pub struct McpRemoveArgs {
+    /// The server's name.
+    pub name: String,
+
+    /// Which settings file to edit.
+    #[command(flatten)]
+    pub place: SettingsFileArgs,
 }
 
 /// Runs `toolgate mcp`.
@@ -397,7 +403,7 @@ fn add(args: &McpAddArgs) -> ExitCode {
         Ok(e) => e,
         Err(e) => return usage_error("mcp add", e),
     };
-    let path = match target_file(args.scope, args.file.as_deref(), &args.workspace) {
+    let path = match args.place.path() {
         Ok(p) => p,
         Err(e) => return usage_error("mcp add", e),
     };
@@ -405,7 +411,9 @@ fn add(args: &McpAddArgs) -> ExitCode {
         Ok(replaced) => {
             let verb = if replaced { "replaced" } else { "added" };
             let mut text = format!("{verb} MCP server `{}` in {}\n", args.name, path.display());
-            if matches!(args.scope, Scope::Local | Scope::Project) && args.file.is_none() {
+            if matches!(args.place.scope, Scope::Local | Scope::Project)
+                && args.place.file.is_none()
+            {
                 text.push_str("it starts once the workspace is trusted (`toolgate trust`)\n");
             }
             finish(output::print(&text))
@@ -415,7 +423,7 @@ fn add(args: &McpAddArgs) -> ExitCode {
 }
 
 fn remove(args: &McpRemoveArgs) -> ExitCode {
-    let path = match target_file(args.scope, args.file.as_deref(), &args.workspace) {
+    let path = match args.place.path() {
         Ok(p) => p,
         Err(e) => return usage_error("mcp remove", e),
     };
