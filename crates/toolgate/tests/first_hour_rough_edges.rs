@@ -202,8 +202,9 @@ fn sandbox_run_has_w_and_names_a_missing_workspace() {
     };
     let not_made = ws.path().join("not-made.txt");
     let out = touch(None, &not_made);
-    assert_ne!(out.status.code(), Some(0), "{out:?}");
-    assert!(!not_made.exists());
+    // The file must not appear on the host. (The command itself may still succeed where
+    // the checkout lives under /tmp: the room's private /tmp takes the write.)
+    assert!(!not_made.exists(), "{out:?}");
     let made = ws.path().join("made.txt");
     let out = touch(Some(ws.path()), &made);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
