@@ -59,6 +59,8 @@ def main() -> int:
         "direct": ([a.node, str(FS_SERVER), str(ws)], TOOL),
         "gateway (audit on)": (gateway, GATEWAY_TOOL),
         "gateway (audit off)": ([*gateway, "--no-audit"], GATEWAY_TOOL),
+        # The upstream outside its sandbox room: what the room's own relaying costs.
+        "gateway (no sandbox)": ([*gateway, "--no-sandbox"], GATEWAY_TOOL),
     }
     args = {"path": str(small)}
     expect = "lazy dog"
@@ -82,7 +84,7 @@ def main() -> int:
     for name in rows:
         print(f"{name:22} {med(name, 'seq', 0):11.0f} {med(name, 'seq', 1) * 1e6:8.0f} {med(name, 'seq', 2) * 1e6:8.0f} | "
               f"{med(name, 'conc', 0):14.0f} {med(name, 'conc', 1) * 1e6:8.0f} {med(name, 'conc', 2) * 1e6:8.0f}")
-    for name in ("gateway (audit on)", "gateway (audit off)"):
+    for name in ("gateway (audit on)", "gateway (audit off)", "gateway (no sandbox)"):
         added = (med(name, "seq", 1) - med("direct", "seq", 1)) * 1e6
         ratio = med(name, "conc", 0) / med("direct", "conc", 0)
         print(f"{name}: adds {added:.0f} µs at p50 sequential (target <= 150); "
