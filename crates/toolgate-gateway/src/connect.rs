@@ -107,6 +107,7 @@ fn stdio_command(
     command: &str,
     args: &[String],
     cwd: &Path,
+    base_room: Option<&SandboxPolicy>,
 ) -> Result<(tokio::process::Command, Option<RoomProxy>), String> {
     if server.sandbox != Some(true) {
         let mut cmd = tokio::process::Command::new(command);
@@ -115,6 +116,12 @@ fn stdio_command(
     }
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let mut policy = SandboxPolicy::workspace_write(cwd, home.as_deref());
+    // The files the settings and the permission rules keep from Bash's room are kept from
+    // this one too (read denies hidden, write denies read-only): one policy for every room.
+    // Network, environment and the rest are the server's own.
+    if let Some(base) = base_room {
+        policy.filesystem = base.filesystem.clone();
+    }
     if !server.write {
         // Read-only, yet visible: the workspace stays a root of the room (a root outside
         // it could sit under the room's private /tmp) with a read-only carve-out over all
@@ -203,6 +210,7 @@ pub(crate) async fn connect(
     server: &ServerConfig,
     cwd: &std::path::Path,
     stderr: Arc<StderrLog>,
+    base_room: Option<&SandboxPolicy>,
 ) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
     let listener = Arc::new(Listener::default());
     let client = GatewayClient {
@@ -210,7 +218,7 @@ pub(crate) async fn connect(
     };
     let (service, child) = match &server.transport {
         Transport::Stdio { command, args, env } => {
-            let (mut cmd, proxy) = stdio_command(server, command, args, cwd)?;
+            let (mut cmd, proxy) = stdio_command(server, command, args, cwd, base_room)?;
             cmd.env_clear()
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())

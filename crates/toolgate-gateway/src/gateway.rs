@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_core::Tool;
 use toolgate_policy::settings::Settings;
+use toolgate_sandbox::SandboxPolicy;
 
 use crate::config::{self, ServerConfig};
 use crate::pins::PinStore;
@@ -57,16 +58,26 @@ impl Gateway {
     /// Starts every server configured in `settings` that is not running yet, concurrently,
     /// and waits until each is connected, has failed or has used up its start-up limit.
     /// A server that fails is reported by its status; it does not stop the others.
-    pub fn start(settings: &Settings, sandbox_default: bool) -> Result<Self, GatewayError> {
+    ///
+    /// `base_room` is the policy a sandboxed server's room starts from (the settings'
+    /// filesystem rules and the permission rules' path denies); `None` starts from a plain
+    /// workspace room.
+    pub fn start(
+        settings: &Settings,
+        sandbox_default: bool,
+        base_room: Option<SandboxPolicy>,
+    ) -> Result<Self, GatewayError> {
         let configs = config::servers(settings, sandbox_default)?;
-        Self::start_configs(settings, configs)
+        Self::start_configs(settings, configs, base_room)
     }
 
     /// [`Gateway::start`] for given configurations.
     pub fn start_configs(
         settings: &Settings,
         configs: Vec<ServerConfig>,
+        base_room: Option<SandboxPolicy>,
     ) -> Result<Self, GatewayError> {
+        let base_room = base_room.map(Arc::new);
         if configs.is_empty() {
             return Ok(Self::default());
         }
@@ -84,6 +95,7 @@ impl Gateway {
                         c,
                         project.clone(),
                         pins.clone(),
+                        base_room.clone(),
                         rt.handle().clone(),
                     ));
                     fresh.push(Arc::clone(&s));

@@ -56,6 +56,8 @@ pub struct Server {
     pub(crate) config: ServerConfig,
     pub(crate) project: PathBuf,
     pub(crate) pins: Option<PinStore>,
+    /// The policy a sandboxed server's room starts from (see `Gateway::start`).
+    pub(crate) base_room: Option<Arc<toolgate_sandbox::SandboxPolicy>>,
     pub(crate) live: Mutex<Live>,
     pub(crate) stderr: Arc<StderrLog>,
     restarts: AtomicU32,
@@ -79,6 +81,7 @@ impl Server {
         config: ServerConfig,
         project: PathBuf,
         pins: Option<PinStore>,
+        base_room: Option<Arc<toolgate_sandbox::SandboxPolicy>>,
         runtime: tokio::runtime::Handle,
     ) -> Self {
         let live = if config.waits.is_some() {
@@ -92,6 +95,7 @@ impl Server {
             config,
             project,
             pins,
+            base_room,
             live: Mutex::new(live),
             stderr: Arc::new(StderrLog::default()),
             restarts: AtomicU32::new(0),
@@ -221,7 +225,12 @@ impl Server {
             .runtime
             .spawn(async move {
                 let cwd = me.project.clone();
-                tokio::time::timeout(limit, connect(&me.config, &cwd, Arc::clone(&me.stderr))).await
+                let room = me.base_room.as_deref();
+                tokio::time::timeout(
+                    limit,
+                    connect(&me.config, &cwd, Arc::clone(&me.stderr), room),
+                )
+                .await
             })
             .await;
         let next = match started {

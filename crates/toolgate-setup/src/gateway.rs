@@ -43,8 +43,16 @@ pub fn upstream_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupEr
 /// Starts (or finds running) the upstream servers of `settings`. A stdio server runs in a
 /// sandbox room when its own `sandbox` key says so, else when the sandbox is on for
 /// Bash ([`crate::sandbox_state`]): on by default wherever the kernel supports it.
+///
+/// A server's room starts from the same policy as Bash's ([`crate::sandbox::room_policy`]):
+/// the settings' `sandbox.filesystem` and the permission rules' path denies reach it too.
 pub fn start(settings: &Settings) -> Result<Gateway, SetupError> {
-    Ok(Gateway::start(settings, crate::sandbox_state(settings).on)?)
+    let base = crate::sandbox::room_policy(settings, &[])?;
+    Ok(Gateway::start(
+        settings,
+        crate::sandbox_state(settings).on,
+        Some(base),
+    )?)
 }
 
 /// What `toolgate config` says about the MCP servers, without starting them: one line per

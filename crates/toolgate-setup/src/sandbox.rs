@@ -114,21 +114,13 @@ fn warn_unavailable_once(why: &str) {
     WARNED.call_once(|| eprintln!("toolgate: warning: sandbox off: {why}"));
 }
 
-/// The sandbox stage, when the sandbox is on (see [`state`]).
-pub(crate) fn stage(
+/// The room every sandboxed child starts from: the settings' `sandbox` section with the
+/// permission rules added (`Read(…)` denies hidden, `Edit(…)` denies read-only), so that
+/// no room — Bash's or an MCP server's — is wider than the rules.
+pub(crate) fn room_policy(
     settings: &Settings,
-    engine: &Arc<Engine>,
     add_dirs: &[PathBuf],
-    helper: Option<&Path>,
-    audit: Option<&Arc<dyn AuditSink>>,
-) -> Result<Option<LinuxSandbox>, SetupError> {
-    let state = state(settings);
-    if !state.on {
-        if explicit(settings).is_none() {
-            warn_unavailable_once(&state.why);
-        }
-        return Ok(None);
-    }
+) -> Result<SandboxPolicy, SetupError> {
     let ctx = PolicyContext {
         workspace: settings.project.clone(),
         additional_dirs: add_dirs.to_vec(),
@@ -146,6 +138,25 @@ pub(crate) fn stage(
             .collect()
     };
     policy.add_rules(&rules(RuleKind::Allow), &rules(RuleKind::Deny), &ctx);
+    Ok(policy)
+}
+
+/// The sandbox stage, when the sandbox is on (see [`state`]).
+pub(crate) fn stage(
+    settings: &Settings,
+    engine: &Arc<Engine>,
+    add_dirs: &[PathBuf],
+    helper: Option<&Path>,
+    audit: Option<&Arc<dyn AuditSink>>,
+) -> Result<Option<LinuxSandbox>, SetupError> {
+    let state = state(settings);
+    if !state.on {
+        if explicit(settings).is_none() {
+            warn_unavailable_once(&state.why);
+        }
+        return Ok(None);
+    }
+    let mut policy = room_policy(settings, add_dirs)?;
     // The settings' `env` reaches sandboxed commands through the room's own environment.
     policy.env.set.extend(settings.env_vars());
     let excluder: Option<Excluder> = if policy.excluded_commands.is_empty() {

@@ -590,6 +590,51 @@ fn sandboxed_servers_get_a_read_only_workspace_and_no_network() {
 }
 
 #[test]
+fn a_servers_room_keeps_what_the_rules_keep_from_bash() {
+    // One policy for every room: a `Read(…)` deny and `sandbox.filesystem.denyRead` hide a
+    // file from a sandboxed MCP server as from Bash; an `Edit(…)` deny keeps one read-only.
+    // Like the other sandbox tests here, this needs a tier that isolates the filesystem
+    // (CI's machines have tier A).
+    let env = Env::new();
+    std::fs::write(env.ws().join("secret.txt"), "TOP-SECRET\n").unwrap();
+    std::fs::write(env.ws().join("private.txt"), "PRIVATE\n").unwrap();
+    std::fs::write(env.ws().join("notes.txt"), "notes\n").unwrap();
+    std::fs::write(env.ws().join("locked.txt"), "locked\n").unwrap();
+    let mut fx = fixture(&[]);
+    fx["sandbox"] = json!(true);
+    fx["write"] = json!(true);
+    let s = env.path("room-settings.json");
+    std::fs::write(
+        &s,
+        json!({
+            "mcpServers": {"fx": fx},
+            "permissions": {"allow": ["mcp__fx"], "deny": ["Read(./secret.txt)", "Edit(./locked.txt)"]},
+            "sandbox": {"filesystem": {"denyRead": ["./private.txt"]}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let s = s.display().to_string();
+    let r = env.exec(
+        &["--settings", &s],
+        &[
+            ("mcp__fx__read", json!({"path": "secret.txt"})),
+            ("mcp__fx__read", json!({"path": "private.txt"})),
+            ("mcp__fx__read", json!({"path": "notes.txt"})),
+            ("mcp__fx__write", json!({"path": "locked.txt"})),
+        ],
+    );
+    assert!(!text(&r[0]).contains("TOP-SECRET"), "{}", r[0]);
+    assert!(!text(&r[1]).contains("PRIVATE"), "{}", r[1]);
+    assert_eq!(text(&r[2]), "notes\n", "{}", r[2]);
+    assert_ne!(text(&r[3]), "wrote", "{}", r[3]);
+    assert_eq!(
+        std::fs::read_to_string(env.ws().join("locked.txt")).unwrap(),
+        "locked\n"
+    );
+}
+
+#[test]
 fn toolgate_never_starts_itself_as_its_own_upstream() {
     let env = Env::new();
     let bin = env!("CARGO_BIN_EXE_toolgate");
