@@ -321,9 +321,8 @@ impl Gate {
     ) -> CallResult {
         // A call by a tool's old name (`Task`) is a call of the tool (`Agent`) from here on:
         // hooks, rules, the audit record and the result all name the tool that runs.
-        if let Some(current) = Some(toolgate_protocol::canonical_tool_name(&call.name))
-            .filter(|current| *current != call.name)
-        {
+        let current = toolgate_protocol::canonical_tool_name(&call.name);
+        if current != call.name {
             call.name = current.to_owned();
         }
         let mut flight = Flight::new(self, &call);
