@@ -185,7 +185,13 @@ fn anthropic_reply(v: &Value) -> Result<Vec<Block>, String> {
         .get("content")
         .and_then(Value::as_array)
         .ok_or("it has no `content` array")?;
-    content
+    content_blocks(content)
+}
+
+/// Text and `tool_use` blocks, in the shape Anthropic Messages and MCP sampling share.
+/// Thinking and other blocks carry nothing the loop acts on.
+fn content_blocks(blocks: &[Value]) -> Result<Vec<Block>, String> {
+    blocks
         .iter()
         .filter_map(|b| match b.get("type").and_then(Value::as_str) {
             Some("text") => Some(
@@ -199,7 +205,6 @@ fn anthropic_reply(v: &Value) -> Result<Vec<Block>, String> {
                 b.get("name"),
                 b.get("input").cloned(),
             )),
-            // Thinking and other blocks carry nothing the loop acts on.
             _ => None,
         })
         .collect()
@@ -342,28 +347,11 @@ fn sampling_params(system: &str, transcript: &[Message], tools: &Tools<'_>, max:
 
 fn sampling_reply(v: &Value) -> Result<Vec<Block>, String> {
     let content = v.get("content").ok_or("it has no `content`")?;
-    let blocks: Vec<Value> = match content {
-        Value::Array(a) => a.clone(),
-        single @ Value::Object(_) => vec![single.clone()],
-        _ => return Err("`content` is neither a block nor a list of blocks".into()),
-    };
-    blocks
-        .iter()
-        .filter_map(|b| match b.get("type").and_then(Value::as_str) {
-            Some("text") => Some(
-                b.get("text")
-                    .and_then(Value::as_str)
-                    .map(|t| Block::Text(t.to_owned()))
-                    .ok_or_else(|| "a text block has no text".to_owned()),
-            ),
-            Some("tool_use") => Some(tool_use(
-                b.get("id"),
-                b.get("name"),
-                b.get("input").cloned(),
-            )),
-            _ => None,
-        })
-        .collect()
+    match content {
+        Value::Array(a) => content_blocks(a),
+        single @ Value::Object(_) => content_blocks(std::slice::from_ref(single)),
+        _ => Err("`content` is neither a block nor a list of blocks".into()),
+    }
 }
 
 /// A tool result as the transcript carries it: the text the model would read.
