@@ -96,8 +96,8 @@ impl GateHandle {
     }
 
     /// The view of the session this call runs in.
-    pub fn view(&self) -> &crate::View {
-        &self.gate.view
+    pub fn view(&self) -> crate::View {
+        self.gate.view()
     }
 
     /// Puts questions to the session's user through its prompter.
@@ -143,7 +143,8 @@ impl GateHandle {
         let mode = options.mode.unwrap_or(ceiling).at_most(ceiling);
         let tools = options.tools;
         let exclude = options.exclude;
-        let view = parent.view.narrowed(
+        let generation = parent.shared.tools.generation();
+        let view = parent.view().narrowed(
             |name| {
                 !exclude.iter().any(|e| e == name)
                     && tools.as_ref().is_none_or(|t| t.iter().any(|n| n == name))
@@ -183,7 +184,7 @@ impl GateHandle {
         Ok(Gate {
             shared: Arc::clone(&parent.shared),
             session: Arc::new(session),
-            view,
+            view: crate::gate::ViewCell::new(generation, view),
             view_options,
             lineage: Some(Arc::new(Lineage {
                 parent_call_id: self.call_id.clone(),

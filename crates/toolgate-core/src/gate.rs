@@ -5,7 +5,7 @@ mod flight;
 mod pipeline;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -20,6 +20,7 @@ use toolgate_protocol::{
 use self::flight::Flight;
 use crate::deferral::LoadedTools;
 use crate::delegate::{GateHandle, Lineage};
+use crate::live_tools::{LiveTools, ToolsHandle, ViewPlanner};
 use crate::registry::{Entry, Lookup, Registry, RegistryError, View, ViewOptions};
 use crate::sandbox::SandboxStage;
 use crate::session::{Session, SessionOptions, Workspace};
@@ -76,7 +77,8 @@ impl Default for Limits {
 }
 
 pub(crate) struct Shared {
-    registry: Registry,
+    /// The tools; replaced when an upstream's tools change ([`crate::live_tools`]).
+    pub(crate) tools: Arc<LiveTools>,
     /// The policy's stages; a reload swaps them, each call pins one set (its flight's).
     pub(crate) stages: LiveStages,
     audit: Arc<dyn AuditSink>,
@@ -90,6 +92,7 @@ pub struct GateBuilder {
     add_dirs: Vec<PathBuf>,
     registry: Option<Registry>,
     view: ViewOptions,
+    planner: Option<Arc<dyn ViewPlanner>>,
     session: SessionOptions,
     stages: StageSet,
     audit: Arc<dyn AuditSink>,
@@ -104,6 +107,7 @@ impl Default for GateBuilder {
             add_dirs: Vec::new(),
             registry: None,
             view: ViewOptions::default(),
+            planner: None,
             session: SessionOptions::default(),
             stages: StageSet::default(),
             audit: Arc::new(NoAudit),
@@ -141,6 +145,13 @@ impl GateBuilder {
     /// How the session's view is trimmed (the mode is taken from the session options).
     pub fn view(mut self, view: ViewOptions) -> Self {
         self.view = view;
+        self
+    }
+
+    /// Re-plans the view options when the registry is replaced
+    /// ([`ToolsHandle::replace`]); without one, a session keeps its options as they are.
+    pub fn view_planner(mut self, planner: Arc<dyn ViewPlanner>) -> Self {
+        self.planner = Some(planner);
         self
     }
 
@@ -216,7 +227,7 @@ impl GateBuilder {
         view_options.mode = self.session.mode;
         let view = registry.view(&view_options)?;
         let shared = Arc::new(Shared {
-            registry,
+            tools: Arc::new(LiveTools::new(registry, self.planner)),
             stages: LiveStages::new(self.stages),
             audit: self.audit,
             limits: self.limits,
@@ -224,10 +235,21 @@ impl GateBuilder {
         Ok(Gate {
             shared,
             session: Arc::new(Session::new(workspace, self.session)),
-            view,
+            view: ViewCell::new(0, view),
             view_options,
             lineage: None,
         })
+    }
+}
+
+/// A session's view and the registry generation it was built from; shared by the clones
+/// of a gate, rebuilt on first use after the registry was replaced.
+#[derive(Clone)]
+pub(crate) struct ViewCell(Arc<Mutex<(u64, View)>>);
+
+impl ViewCell {
+    pub(crate) fn new(generation: u64, view: View) -> Self {
+        Self(Arc::new(Mutex::new((generation, view))))
     }
 }
 
@@ -239,7 +261,7 @@ impl GateBuilder {
 pub struct Gate {
     pub(crate) shared: Arc<Shared>,
     pub(crate) session: Arc<Session>,
-    pub(crate) view: View,
+    pub(crate) view: ViewCell,
     pub(crate) view_options: ViewOptions,
     /// Set for a sub-agent's gate and for calls made on behalf of another call
     /// ([`crate::delegate`]).
@@ -265,14 +287,39 @@ impl Gate {
         &self.session
     }
 
-    /// The tools this session sees.
-    pub fn view(&self) -> &View {
-        &self.view
+    /// The tools this session sees now: rebuilt from the registry in force when it was
+    /// replaced since the last use.
+    pub fn view(&self) -> View {
+        let generation = self.shared.tools.generation();
+        let mut cell = self.view.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if cell.0 != generation {
+            let (generation, registry) = self.shared.tools.current();
+            let options = match &self.shared.tools.planner {
+                Some(planner) => planner.plan(&registry, &self.view_options),
+                None => self.view_options.clone(),
+            };
+            match registry.view(&options) {
+                Ok(view) => *cell = (generation, view),
+                // The options were valid for the first registry and patterns do not depend
+                // on it; should that ever fail, the session keeps the view it had.
+                Err(e) => {
+                    tracing::error!(error = %e, "the view could not be rebuilt for new tools");
+                    cell.0 = generation;
+                }
+            }
+        }
+        cell.1.clone()
     }
 
-    /// The whole registry.
-    pub fn registry(&self) -> &Registry {
-        &self.shared.registry
+    /// The whole registry in force.
+    pub fn registry(&self) -> Registry {
+        self.shared.tools.current().1
+    }
+
+    /// A handle on this gate's tools, shared by all its sessions: replace the registry
+    /// (new upstream tools) or wait for it to change.
+    pub fn tools_handle(&self) -> ToolsHandle {
+        ToolsHandle(Arc::clone(&self.shared.tools))
     }
 
     /// The policy's stages that a call starting now runs under.
@@ -296,11 +343,15 @@ impl Gate {
     ) -> Result<Gate, RegistryError> {
         let mut view_options = view.unwrap_or_else(|| self.view_options.clone());
         view_options.mode = options.mode;
-        let view = self.shared.registry.view(&view_options)?;
+        let (generation, registry) = self.shared.tools.current();
+        if let Some(planner) = &self.shared.tools.planner {
+            view_options = planner.plan(&registry, &view_options);
+        }
+        let view = registry.view(&view_options)?;
         Ok(Gate {
             shared: Arc::clone(&self.shared),
             session: Arc::new(Session::new(self.session.workspace().clone(), options)),
-            view,
+            view: ViewCell::new(generation, view),
             view_options,
             lineage: None,
         })
@@ -417,15 +468,16 @@ impl Gate {
     /// Unknown and hidden tools fail at stage 1 without side effects, so they may join a
     /// shared group.
     fn concurrency_of(&self, name: &str) -> Concurrency {
-        match self.lookup(name) {
+        let view = self.view();
+        match self.lookup(&view, name) {
             Lookup::Found(entry) => entry.spec().concurrency,
             _ => Concurrency::Shared,
         }
     }
 
-    /// Looks `name` up in the view; a deferred tool this session loaded is found.
-    fn lookup(&self, name: &str) -> Lookup<'_> {
-        match self.view.lookup(name) {
+    /// Looks `name` up in `view`; a deferred tool this session loaded is found.
+    fn lookup<'v>(&self, view: &'v View, name: &str) -> Lookup<'v> {
+        match view.lookup(name) {
             Lookup::Deferred(entry) if LoadedTools::loaded_in(&self.session, name) => {
                 Lookup::Found(entry)
             }
@@ -436,7 +488,7 @@ impl Gate {
     /// The tool definitions to send the model now, in `format`: the view's, with the
     /// deferred tools this session loaded sent in full (see [`View::definitions_for`]).
     pub fn definitions(&self, format: toolgate_protocol::wire::Format) -> Vec<Value> {
-        self.view.definitions_for(format, &self.session)
+        self.view().definitions_for(format, &self.session)
     }
 
     fn context(
@@ -468,7 +520,8 @@ impl Gate {
 
     /// Stage 1: the tool, or the error (and, for a tool policy hid, the verdict).
     fn resolve(&self, name: &str) -> Result<Arc<Entry>, Box<(CallError, Option<Verdict>)>> {
-        match self.lookup(name) {
+        let view = self.view();
+        match self.lookup(&view, name) {
             Lookup::Found(entry) => Ok(Arc::clone(entry)),
             Lookup::Deferred(_) => Err(Box::new((
                 CallError::new(

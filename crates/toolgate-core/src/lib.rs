@@ -68,7 +68,9 @@ pub mod child;
 pub mod deferral;
 pub mod delegate;
 mod gate;
+pub mod live_tools;
 pub mod outputs;
+pub mod progress;
 pub mod registry;
 mod runtime_dir;
 pub mod sandbox;
@@ -84,6 +86,7 @@ pub use delegate::{ChildError, ChildOptions, GateHandle, MAX_AGENT_DEPTH};
 pub use gate::{
     Analyzed, BuildError, DEFAULT_MAX_INPUT_BYTES, Gate, GateBuilder, Limits, TIMEOUT_GRACE,
 };
+pub use live_tools::{ToolsHandle, ViewPlanner};
 pub use registry::{Registry, RegistryBuilder, Snapshot, View, ViewOptions};
 pub use runtime_dir::user_state_dir;
 pub use session::{Session, SessionOptions, Workspace};

@@ -1,14 +1,16 @@
 //! Starting one upstream: the stdio child with its environment allow-list and a bounded
 //! stderr log, the MCP handshake and the first `tools/list`, all within the start-up limit.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::io::AsyncBufReadExt as _;
@@ -79,6 +81,57 @@ impl StderrLog {
 pub(crate) struct Listener {
     /// Set by `notifications/tools/list_changed`: the tool list must be read again.
     pub(crate) tools_changed: AtomicBool,
+    /// Woken by `notifications/tools/list_changed`, for the task that reads the list again
+    /// at once (so the gate's clients hear of new tools without waiting for a call).
+    pub(crate) tools_changed_now: tokio::sync::Notify,
+    /// Where each call in flight wants its `notifications/progress`, by progress token.
+    progress: Mutex<HashMap<ProgressToken, tokio::sync::mpsc::Sender<ProgressNotificationParam>>>,
+}
+
+/// How many progress notifications of one call may wait to be relayed; more are dropped,
+/// so a server that floods them cannot grow memory or stall the connection.
+const PROGRESS_BACKLOG: usize = 16;
+
+impl Listener {
+    /// The progress notifications the server sends for `token`, until the returned
+    /// subscription is dropped.
+    pub(crate) fn progress_of(self: &Arc<Self>, token: ProgressToken) -> ProgressSubscription {
+        let (tx, rx) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), tx);
+        ProgressSubscription {
+            listener: Arc::clone(self),
+            token,
+            updates: rx,
+        }
+    }
+
+    fn relay_progress(&self, note: ProgressNotificationParam) {
+        let progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        // A token nobody waits for (a call that ended, or one the server made up) is dropped.
+        if let Some(tx) = progress.get(&note.progress_token) {
+            let _ = tx.try_send(note);
+        }
+    }
+}
+
+/// The progress notifications of one call; unsubscribes when dropped.
+pub(crate) struct ProgressSubscription {
+    listener: Arc<Listener>,
+    token: ProgressToken,
+    pub(crate) updates: tokio::sync::mpsc::Receiver<ProgressNotificationParam>,
+}
+
+impl Drop for ProgressSubscription {
+    fn drop(&mut self) {
+        self.listener
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
 }
 
 #[derive(Clone)]
@@ -89,6 +142,15 @@ pub(crate) struct GatewayClient {
 impl ClientHandler for GatewayClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.listener.tools_changed.store(true, Ordering::SeqCst);
+        self.listener.tools_changed_now.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.listener.relay_progress(params);
     }
 
     fn get_info(&self) -> ClientConfig {

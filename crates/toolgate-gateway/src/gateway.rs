@@ -1,6 +1,6 @@
-//! The set of upstream servers of a process: started once, concurrently, each within its
-//! start-up limit, and shared by every gate the process builds (a policy reload does not
-//! restart them).
+//! The upstream servers of a front door: started once, concurrently, each within its
+//! start-up limit, and shared by every gate the front door builds (a profile's gate, a
+//! rebuilt registry) through its [`GatewayHost`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -10,13 +10,15 @@ use toolgate_policy::settings::Settings;
 use toolgate_sandbox::SandboxPolicy;
 
 use crate::config::{self, ServerConfig};
-use crate::pins::PinStore;
-use crate::server::Server;
+use crate::pins::{PinState, PinStore};
+use crate::server::{EventSink, Server};
 use crate::tool::{UpstreamTool, spec_for};
 use crate::{GatewayError, names};
 
 /// The runtime the upstream connections live on, whatever runtime (or none) the front
-/// door runs: started on first use, for the life of the process.
+/// door runs. One per process and never dropped: it is a thread, not state — what a
+/// front door started is in its [`GatewayHost`] — and a runtime cannot be dropped where the
+/// last gate holding an upstream tool may be dropped (inside another runtime).
 fn runtime() -> Result<&'static tokio::runtime::Runtime, GatewayError> {
     static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RT.get_or_init(|| {
@@ -31,10 +33,124 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, GatewayError> {
     .map_err(|e| GatewayError::Runtime(e.clone()))
 }
 
-/// Servers already started in this process, by project and configuration.
-fn started() -> &'static Mutex<HashMap<String, Arc<Server>>> {
-    static STARTED: OnceLock<Mutex<HashMap<String, Arc<Server>>>> = OnceLock::new();
-    STARTED.get_or_init(Default::default)
+/// The servers one front door started, keyed by project, configuration and room, and who
+/// hears their [`Event`](crate::Event)s. Each front door (and each embedding of
+/// toolgate-setup) has its own: two in one process never share a server, so one's room or
+/// pins never leak into the other's.
+#[derive(Default)]
+pub struct GatewayHost {
+    started: Mutex<HashMap<String, Arc<Server>>>,
+    events: Option<EventSink>,
+}
+
+impl std::fmt::Debug for GatewayHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let started = self.started.lock().map(|s| s.len()).unwrap_or_default();
+        f.debug_struct("GatewayHost")
+            .field("started", &started)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GatewayHost {
+    /// A host whose servers report their events to `events`.
+    pub fn with_events(events: EventSink) -> Self {
+        Self {
+            started: Mutex::default(),
+            events: Some(events),
+        }
+    }
+
+    /// Starts every server configured in `settings` that this host has not started yet,
+    /// concurrently, and waits until each is connected, has failed or has used up its
+    /// start-up limit. A server that fails is reported by its status, does not stop the
+    /// others, and is tried again with backoff.
+    ///
+    /// `base_room` is the policy a sandboxed server's room starts from (the settings'
+    /// filesystem rules and the permission rules' path denies); `None` starts from a plain
+    /// workspace room.
+    pub fn start(
+        &self,
+        settings: &Settings,
+        sandbox_default: bool,
+        base_room: Option<SandboxPolicy>,
+    ) -> Result<Gateway, GatewayError> {
+        let configs = config::servers(settings, sandbox_default)?;
+        self.start_configs(settings, configs, base_room)
+    }
+
+    /// [`GatewayHost::start`] for given configurations.
+    pub fn start_configs(
+        &self,
+        settings: &Settings,
+        configs: Vec<ServerConfig>,
+        base_room: Option<SandboxPolicy>,
+    ) -> Result<Gateway, GatewayError> {
+        if configs.is_empty() {
+            return Ok(Gateway::default());
+        }
+        let room_key = format!("{base_room:?}");
+        let base_room = base_room.map(Arc::new);
+        let rt = runtime()?;
+        let pins = config::state_dir(settings).map(|d| PinStore::new(&d));
+        let project = settings.project.clone();
+        let mut servers = Vec::new();
+        let mut fresh = Vec::new();
+        {
+            let mut cache = self.started.lock().unwrap_or_else(|p| p.into_inner());
+            for c in configs {
+                let key = format!("{}\0{c:?}\0{room_key}", project.display());
+                let server = cache.entry(key).or_insert_with(|| {
+                    let s = Arc::new(Server::new(
+                        c,
+                        project.clone(),
+                        pins.clone(),
+                        base_room.clone(),
+                        rt.handle().clone(),
+                        self.events.clone(),
+                    ));
+                    fresh.push(Arc::clone(&s));
+                    s
+                });
+                servers.push(Arc::clone(server));
+            }
+        }
+        if !fresh.is_empty() {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let starting = fresh.clone();
+            rt.spawn(async move {
+                futures::future::join_all(starting.iter().map(|s| s.start())).await;
+                let _ = tx.send(());
+            });
+            // Each start has its own limit, so this wait is bounded by the longest one.
+            let _ = rx.recv();
+            for server in &fresh {
+                server.mark_listed();
+            }
+        }
+        Ok(Gateway { servers })
+    }
+}
+
+impl Gateway {
+    /// [`GatewayHost::start`] on a host of its own, for a command that lists or approves
+    /// and exits.
+    pub fn start(
+        settings: &Settings,
+        sandbox_default: bool,
+        base_room: Option<SandboxPolicy>,
+    ) -> Result<Self, GatewayError> {
+        GatewayHost::default().start(settings, sandbox_default, base_room)
+    }
+
+    /// [`GatewayHost::start_configs`] on a host of its own.
+    pub fn start_configs(
+        settings: &Settings,
+        configs: Vec<ServerConfig>,
+        base_room: Option<SandboxPolicy>,
+    ) -> Result<Self, GatewayError> {
+        GatewayHost::default().start_configs(settings, configs, base_room)
+    }
 }
 
 /// One tool an upstream offers that is not in the registry, and why.
@@ -55,65 +171,9 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Starts every server configured in `settings` that is not running yet, concurrently,
-    /// and waits until each is connected, has failed or has used up its start-up limit.
-    /// A server that fails is reported by its status; it does not stop the others.
-    ///
-    /// `base_room` is the policy a sandboxed server's room starts from (the settings'
-    /// filesystem rules and the permission rules' path denies); `None` starts from a plain
-    /// workspace room.
-    pub fn start(
-        settings: &Settings,
-        sandbox_default: bool,
-        base_room: Option<SandboxPolicy>,
-    ) -> Result<Self, GatewayError> {
-        let configs = config::servers(settings, sandbox_default)?;
-        Self::start_configs(settings, configs, base_room)
-    }
-
-    /// [`Gateway::start`] for given configurations.
-    pub fn start_configs(
-        settings: &Settings,
-        configs: Vec<ServerConfig>,
-        base_room: Option<SandboxPolicy>,
-    ) -> Result<Self, GatewayError> {
-        let base_room = base_room.map(Arc::new);
-        if configs.is_empty() {
-            return Ok(Self::default());
-        }
-        let rt = runtime()?;
-        let pins = config::state_dir(settings).map(|d| PinStore::new(&d));
-        let project = settings.project.clone();
-        let mut servers = Vec::new();
-        let mut fresh = Vec::new();
-        {
-            let mut cache = started().lock().unwrap_or_else(|p| p.into_inner());
-            for c in configs {
-                let key = format!("{}\0{c:?}", project.display());
-                let server = cache.entry(key).or_insert_with(|| {
-                    let s = Arc::new(Server::new(
-                        c,
-                        project.clone(),
-                        pins.clone(),
-                        base_room.clone(),
-                        rt.handle().clone(),
-                    ));
-                    fresh.push(Arc::clone(&s));
-                    s
-                });
-                servers.push(Arc::clone(server));
-            }
-        }
-        if !fresh.is_empty() {
-            let (tx, rx) = std::sync::mpsc::channel();
-            rt.spawn(async move {
-                futures::future::join_all(fresh.iter().map(|s| s.start())).await;
-                let _ = tx.send(());
-            });
-            // Each start has its own limit, so this wait is bounded by the longest one.
-            let _ = rx.recv();
-        }
-        Ok(Self { servers })
+    /// The gateway of these servers (running ones, from a [`GatewayHost`]).
+    pub fn of(servers: Vec<Arc<Server>>) -> Self {
+        Self { servers }
     }
 
     /// The servers, in configuration order.
@@ -134,7 +194,7 @@ impl Gateway {
         let mut taken: BTreeMap<String, (String, String)> = BTreeMap::new();
         for server in &self.servers {
             let cfg = server.config();
-            for (def, _) in server.tools() {
+            for (def, pin) in server.tools() {
                 let upstream = def.name.to_string();
                 let skip = |reason: String| Skipped {
                     server: cfg.name.clone(),
@@ -154,7 +214,20 @@ impl Gateway {
                     )));
                     continue;
                 }
-                let spec = spec_for(name.clone(), &def, cfg.trusted, cfg.call_timeout);
+                let mut spec = spec_for(name.clone(), &def, cfg.trusted, cfg.call_timeout);
+                if pin != PinState::Approved {
+                    // Not one word of a definition nobody approved reaches the model: its
+                    // description and parameter descriptions are where a rug pull hides its
+                    // instructions. Calls are refused until it is approved.
+                    spec.description = format!(
+                        "[disabled by toolgate: this tool's definition on MCP server `{}` is new \
+                         or changed since it was approved; the user must review it (`toolgate \
+                         mcp get {}`) and run `toolgate mcp approve {}`]",
+                        cfg.name, cfg.name, cfg.name
+                    );
+                    spec.input_schema = serde_json::json!({"type": "object"});
+                    spec.output_schema = None;
+                }
                 if let Err(e) = jsonschema::validator_for(&spec.input_schema) {
                     skipped.push(skip(format!(
                         "its input schema is not valid JSON Schema: {e}"

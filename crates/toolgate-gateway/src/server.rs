@@ -40,6 +40,36 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// Something about an upstream that the front door acts on: rebuild the registry, write
+/// an audit record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The server's tools are not the ones it offered before: it said so
+    /// (`notifications/tools/list_changed`), it came up after a failed start, or it came
+    /// back from a restart with other tools.
+    ToolsChanged {
+        /// The server.
+        server: String,
+    },
+    /// A tool's definition is not the approved one (changed, or new): calls to it are
+    /// refused until `toolgate mcp approve`. Reported once per definition.
+    PinChanged {
+        /// The server.
+        server: String,
+        /// The tool's upstream name.
+        tool: String,
+        /// The approved fingerprint; `None` for a tool that was never approved.
+        was: Option<String>,
+        /// The fingerprint of the definition the server offers now.
+        now: String,
+        /// Injection markers found in the new definition ([`crate::scan::scan_tool`]).
+        flags: Vec<String>,
+    },
+}
+
+/// Who hears a server's [`Event`]s.
+pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
+
 pub(crate) enum Live {
     /// Connected: the connection, its current tool definitions and their pin states.
     Up(
@@ -66,6 +96,12 @@ pub struct Server {
     /// Bumped whenever the state changes, for calls waiting on a restart.
     changed: tokio::sync::watch::Sender<u64>,
     runtime: tokio::runtime::Handle,
+    /// Who hears of new tools and changed pins.
+    events: Option<EventSink>,
+    /// The tools (name and fingerprint) last reported, to report only real changes.
+    offered: Mutex<Option<Vec<(String, String)>>>,
+    /// The pin changes already reported (tool, fingerprint), to report each once.
+    reported_pins: Mutex<std::collections::BTreeSet<(String, String)>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -83,6 +119,7 @@ impl Server {
         pins: Option<PinStore>,
         base_room: Option<Arc<toolgate_sandbox::SandboxPolicy>>,
         runtime: tokio::runtime::Handle,
+        events: Option<EventSink>,
     ) -> Self {
         let live = if config.waits.is_some() {
             Live::Waiting
@@ -102,12 +139,20 @@ impl Server {
             restarting: AtomicBool::new(false),
             changed: tokio::sync::watch::Sender::new(0),
             runtime,
+            events,
+            offered: Mutex::new(None),
+            reported_pins: Mutex::default(),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+
+    /// The runtime the server's connection lives on.
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
     }
 
     /// The tail of the server's stderr.
@@ -245,9 +290,112 @@ impl Server {
             )),
             Err(e) => Live::Down(format!("start-up task failed: {e}")),
         };
+        let up = match &next {
+            Live::Up(conn, _, _) => Some(Arc::clone(conn)),
+            _ => None,
+        };
         *self.lock() = next;
         self.restarting.store(false, Ordering::SeqCst);
         self.changed.send_modify(|n| *n += 1);
+        match up {
+            Some(conn) => {
+                self.restarts.store(0, Ordering::SeqCst);
+                self.watch_list_changes(&conn);
+                self.report_changes();
+            }
+            // A server that could not start is tried again, like one that crashed: it may
+            // have been waiting for a network, a database, a login.
+            None => self.schedule_restart(),
+        }
+    }
+
+    /// Reads the tool list again, as soon as the server says it changed, for as long as
+    /// `conn` is the server's connection.
+    fn watch_list_changes(self: &Arc<Self>, conn: &Arc<Connection>) {
+        let server = Arc::downgrade(self);
+        let weak_conn = Arc::downgrade(conn);
+        let listener = Arc::clone(&conn.listener);
+        self.runtime.spawn(async move {
+            loop {
+                listener.tools_changed_now.notified().await;
+                let (Some(server), Some(conn)) = (server.upgrade(), weak_conn.upgrade()) else {
+                    return;
+                };
+                if server.peer().is_none_or(|(_, c)| !Arc::ptr_eq(&c, &conn)) {
+                    return;
+                }
+                server.refresh(&conn).await;
+            }
+        });
+    }
+
+    /// Tells the event sink what changed since the last report: the tools offered, and
+    /// definitions that are not the approved ones.
+    fn report_changes(&self) {
+        let Some(events) = &self.events else {
+            return;
+        };
+        let (tools, states) = match &*self.lock() {
+            Live::Up(_, tools, states) => (tools.clone(), states.clone()),
+            _ => return,
+        };
+        let name = &self.config.name;
+        let mut fresh_pins = Vec::new();
+        {
+            let mut reported = self
+                .reported_pins
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for tool in &tools {
+                if let Some(PinState::Changed { was, now }) = states.get(tool.name.as_ref())
+                    && reported.insert((tool.name.to_string(), now.clone()))
+                {
+                    fresh_pins.push(Event::PinChanged {
+                        server: name.clone(),
+                        tool: tool.name.to_string(),
+                        was: was.clone(),
+                        now: now.clone(),
+                        flags: crate::scan::scan_tool(tool),
+                    });
+                }
+            }
+        }
+        for event in fresh_pins {
+            events(event);
+        }
+        let mut offered: Vec<(String, String)> = tools
+            .iter()
+            .map(|t| (t.name.to_string(), fingerprint(t)))
+            .collect();
+        offered.sort();
+        let changed = {
+            let mut last = self
+                .offered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let first = last.is_none();
+            let changed = last.as_ref() != Some(&offered);
+            *last = Some(offered);
+            // The first list is the one the registry is built from: nothing to tell.
+            changed && !first
+        };
+        if changed {
+            events(Event::ToolsChanged {
+                server: name.clone(),
+            });
+        }
+    }
+
+    /// The registry was built now: a server that is not up yet offered no tools to it, so
+    /// its tools are news when it comes up.
+    pub(crate) fn mark_listed(&self) {
+        let mut last = self
+            .offered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.is_none() {
+            *last = Some(Vec::new());
+        }
     }
 
     /// Waits (at most `limit`) for a restart in progress to finish; returns at once when
@@ -280,10 +428,18 @@ impl Server {
             _ => {
                 let states = self.pin_states(&tools);
                 let now = states.get(tool).cloned();
+                let approved_since = matches!(now, Some(PinState::Approved));
                 if let Live::Up(c, _, held) = &mut *self.lock()
                     && Arc::ptr_eq(c, &conn)
                 {
                     *held = states;
+                }
+                // Approved in another process (`toolgate mcp approve`): the registry may
+                // now carry the real definition instead of the disabled one.
+                if approved_since && let Some(events) = &self.events {
+                    events(Event::ToolsChanged {
+                        server: self.config.name.clone(),
+                    });
                 }
                 now
             }
@@ -303,14 +459,24 @@ impl Server {
                 _ => return,
             }
         }
+        self.schedule_restart();
+    }
+
+    /// Starts the server again after a backoff that doubles with each failed attempt.
+    /// Calls wait for the first attempt after a crash only ([`Server::await_restart`]);
+    /// while later attempts fail they are refused at once.
+    fn schedule_restart(self: &Arc<Self>) {
         let n = self.restarts.fetch_add(1, Ordering::SeqCst).min(16);
         let wait = RESTART_BACKOFF_START
             .saturating_mul(1 << n)
             .min(RESTART_BACKOFF_MAX);
-        let me = Arc::clone(self);
+        // Weak: a gateway that is dropped stops restarting its servers.
+        let me = Arc::downgrade(self);
         self.runtime.spawn(async move {
             tokio::time::sleep(wait).await;
-            me.start().await;
+            if let Some(me) = me.upgrade() {
+                me.start().await;
+            }
         });
     }
 
@@ -323,11 +489,19 @@ impl Server {
             return;
         };
         let states = self.pin_states(&tools);
-        if let Live::Up(c, held_tools, held_states) = &mut *self.lock()
-            && Arc::ptr_eq(c, conn)
-        {
-            *held_tools = tools;
-            *held_states = states;
+        let current = {
+            let mut live = self.lock();
+            match &mut *live {
+                Live::Up(c, held_tools, held_states) if Arc::ptr_eq(c, conn) => {
+                    *held_tools = tools;
+                    *held_states = states;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if current {
+            self.report_changes();
         }
     }
 }

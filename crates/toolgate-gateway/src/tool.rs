@@ -4,14 +4,18 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
-use rmcp::service::ServiceError;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock,
+    ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::Value;
 use toolgate_core::{Prepared, Tool, ToolContext, ToolError};
 use toolgate_protocol::{
     CallFacts, Concurrency, Content, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec,
 };
 
+use crate::connect::Connection;
 use crate::pins::PinState;
 use crate::server::Server;
 
@@ -145,18 +149,7 @@ impl Tool for UpstreamTool {
         if let Value::Object(args) = input {
             params.arguments = Some(args);
         }
-        let ms = u64::try_from(ctx.timeout.as_millis()).unwrap_or(u64::MAX);
-        // Dropping the request future (cancel, timeout) makes rmcp send
-        // `notifications/cancelled` upstream.
-        let call = peer.call_tool(params);
-        let result = tokio::select! {
-            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-            r = tokio::time::timeout(ctx.timeout, call) => match r {
-                Ok(r) => r,
-                Err(_) => return Err(ToolError::Timeout(ms)),
-            },
-        };
-        match result {
+        match call_upstream(&peer, &conn, params, &ctx, self.server.runtime()).await {
             Ok(result) => convert(result),
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 let why = format!("the connection broke during a call: {e}");
@@ -169,9 +162,98 @@ impl Tool for UpstreamTool {
                 "MCP server `{server_name}` answered with an error: {}",
                 e.message
             ))),
+            Err(ServiceError::Cancelled { .. }) => Err(ToolError::Cancelled),
+            Err(ServiceError::Timeout { .. }) => Err(ToolError::Timeout(
+                u64::try_from(ctx.timeout.as_millis()).unwrap_or(u64::MAX),
+            )),
             Err(e) => Err(ToolError::Failed(format!(
                 "MCP server `{server_name}`: {e}"
             ))),
+        }
+    }
+}
+
+/// Sends one `tools/call` upstream and waits for its result within the call's time,
+/// relaying the server's progress notifications to the gate's caller
+/// ([`toolgate_core::progress`]). A call that is cancelled, times out or is dropped sends
+/// `notifications/cancelled` upstream.
+async fn call_upstream(
+    peer: &Peer<RoleClient>,
+    conn: &Arc<Connection>,
+    params: CallToolRequestParams,
+    ctx: &ToolContext,
+    runtime: &tokio::runtime::Handle,
+) -> Result<CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut progress = conn.listener.progress_of(handle.progress_token.clone());
+    let mut pending = Pending(Some(handle));
+    let deadline = tokio::time::sleep(ctx.timeout);
+    tokio::pin!(deadline);
+    let outcome = loop {
+        let Some(handle) = pending.0.as_mut() else {
+            return Err(ServiceError::TransportClosed);
+        };
+        tokio::select! {
+            Some(note) = progress.updates.recv() => relay(note),
+            response = &mut handle.rx => break Ok(response),
+            () = ctx.cancel.cancelled() => break Err(("cancelled", ServiceError::Cancelled { reason: None })),
+            () = &mut deadline => break Err(("timed out", ServiceError::Timeout { timeout: ctx.timeout })),
+        }
+    };
+    match outcome {
+        Ok(response) => {
+            // Answered: nothing to cancel.
+            pending.0 = None;
+            if toolgate_core::progress::listening() {
+                // rmcp hands each notification to a task of its own but the answer straight
+                // to us, so progress the server sent before answering may not have reached
+                // the subscription yet. Those tasks were queued on the connection's runtime
+                // before the answer was taken off the wire; a task queued there now runs
+                // after them.
+                let _ = runtime.spawn(async {}).await;
+            }
+            while let Ok(note) = progress.updates.try_recv() {
+                relay(note);
+            }
+            match response {
+                Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+                Ok(Ok(_)) => Err(ServiceError::UnexpectedResponse),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(ServiceError::TransportClosed),
+            }
+        }
+        Err((reason, error)) => {
+            if let Some(handle) = pending.0.take() {
+                let _ = handle.cancel(Some(reason.to_owned())).await;
+            }
+            Err(error)
+        }
+    }
+}
+
+fn relay(note: rmcp::model::ProgressNotificationParam) {
+    toolgate_core::progress::report(toolgate_core::progress::Progress {
+        progress: note.progress,
+        total: note.total,
+        message: note.message,
+    });
+}
+
+/// A request in flight; dropped unanswered (the gate gave up on the call), it sends
+/// `notifications/cancelled` upstream so the server stops working on it.
+struct Pending(Option<RequestHandle<RoleClient>>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(async move {
+                let _ = handle.cancel(Some("the call was dropped".into())).await;
+            });
         }
     }
 }

@@ -15,7 +15,7 @@ use rmcp::model::{
     ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -247,8 +247,12 @@ impl SharedSessions {
 
 impl ServerHandler for GateServer {
     fn get_info(&self) -> ServerConfig {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_instructions(INSTRUCTIONS);
+        // The tool list changes when an upstream MCP server's tools do (toolgate-gateway).
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut info = InitializeResult::new(capabilities).with_instructions(INSTRUCTIONS);
         info.server_info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
         info
     }
@@ -268,6 +272,29 @@ impl ServerHandler for GateServer {
         self.negotiate_initialize(&request)
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.source.tools_mode() == ToolsMode::Search {
+            // `search_tools` and `call_tool` never change; searches see the tools in force.
+            return;
+        }
+        let Slot::Connection(cell) = &self.slot else {
+            return;
+        };
+        let Some(gate) = cell
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|(gate, _)| gate.clone())
+        else {
+            return;
+        };
+        tokio::spawn(tell_tool_changes(
+            gate.tools_handle().subscribe(),
+            context.peer,
+            self.closed.clone(),
+        ));
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -275,13 +302,14 @@ impl ServerHandler for GateServer {
     ) -> Result<ListToolsResult, McpError> {
         let gate = self.gate(&context)?;
         let tools = match self.source.tools_mode() {
-            ToolsMode::All => convert::tools(gate.view()),
+            ToolsMode::All => convert::tools(&gate.view()),
             ToolsMode::Search => search_mode::meta_tools(),
         }
         .map_err(|e| McpError::internal_error(format!("tool definition: {e}"), None))?;
         let mut result = ListToolsResult::with_all_items(tools);
-        // The list is fixed for the session, but settings may change between sessions;
-        // private because it is filtered by this client's policy.
+        // Not cached: the list changes with upstream servers' tools (announced with
+        // `notifications/tools/list_changed`) and settings; private because it is
+        // filtered by this client's policy.
         result.ttl_ms = Some(0);
         result.cache_scope = Some(rmcp::model::CacheScope::Private);
         Ok(result)
@@ -518,6 +546,39 @@ fn refuse(gate: &Gate, call: ToolCall, error: &StateError) -> McpError {
     error.to_mcp()
 }
 
+/// How often a connection that waits for tool changes checks that its client is still
+/// there (an HTTP session can end without a word).
+const CLIENT_GONE_CHECK: Duration = Duration::from_secs(30);
+
+/// Sends `notifications/tools/list_changed` to the client each time the session's tools
+/// change (an upstream server's tools appeared or changed), until the connection ends.
+async fn tell_tool_changes(
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    peer: Peer<RoleServer>,
+    closed: CancellationToken,
+) {
+    let mut check = tokio::time::interval(CLIENT_GONE_CHECK);
+    loop {
+        tokio::select! {
+            () = closed.cancelled() => return,
+            _ = check.tick() => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+            }
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!(error = %e, "tools/list_changed not sent; the client is gone");
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// What cancels a call: the client's `notifications/cancelled` (or rmcp ending the
 /// connection), or the end of the connection's input.
 #[derive(Clone, Copy)]
@@ -536,7 +597,9 @@ impl CancelOn<'_> {
 }
 
 /// Runs a call, cancelling it when the client cancels the request (or the connection ends)
-/// and sending progress while it runs when the client asked for progress.
+/// and sending progress while it runs when the client asked for progress: what the tool
+/// reports (an upstream MCP server's own progress, relayed), else a heartbeat each
+/// [`PROGRESS_INTERVAL`].
 async fn run(
     gate: &Gate,
     call: toolgate_protocol::ToolCall,
@@ -546,34 +609,96 @@ async fn run(
 ) -> toolgate_protocol::CallResult {
     let name = call.name.clone();
     let cancel = gate.session().cancellation().child_token();
+    let (sink, mut reports) = toolgate_core::progress::channel();
     // On the heap: the pipeline's future is large, and held inline it made every request
     // task that much larger to move into and out of the runtime (≈8 % of a small call's CPU
     // in memcpy).
-    let mut exec = Box::pin(gate.execute_with_cancel(call, cancel.clone()));
+    let mut exec = Box::pin(toolgate_core::progress::with_progress(
+        sink,
+        gate.execute_with_cancel(call, cancel.clone()),
+    ));
     let started = Instant::now();
     let mut ticker = tokio::time::interval_at(
         tokio::time::Instant::now() + PROGRESS_INTERVAL,
         PROGRESS_INTERVAL,
     );
     let mut cancelled = false;
+    let mut sent = Sent::default();
     loop {
         tokio::select! {
-            result = &mut exec => return result,
+            Some(report) = reports.recv() => {
+                sent.relayed = true;
+                if !cancelled {
+                    relay(peer, progress.as_ref(), &mut sent, report).await;
+                }
+            }
+            result = &mut exec => {
+                // What the tool reported before it finished goes out before the result.
+                while let Ok(report) = reports.try_recv() {
+                    relay(peer, progress.as_ref(), &mut sent, report).await;
+                }
+                return result;
+            }
             () = client.cancelled(), if !cancelled => {
                 tracing::info!(tool = %name, "client cancelled the call");
                 cancelled = true;
                 cancel.cancel();
             }
-            _ = ticker.tick(), if progress.is_some() && !cancelled => {
-                if let Some(token) = progress.clone() {
-                    let secs = started.elapsed().as_secs_f64().floor();
+            _ = ticker.tick(), if progress.is_some() && !cancelled && !sent.relayed => {
+                let secs = started.elapsed().as_secs_f64().floor();
+                if let Some(token) = progress.clone()
+                    && sent.advances(secs)
+                {
                     let note = ProgressNotificationParam::new(token, secs)
                         .with_message(format!("{name} running for {secs}s"));
-                    if let Err(e) = peer.notify_progress(note).await {
-                        tracing::debug!(error = %e, "progress notification not sent");
-                    }
+                    notify(peer, note).await;
                 }
             }
         }
+    }
+}
+
+/// Sends a tool's progress report to the client, if it asked for progress and the value
+/// advances.
+async fn relay(
+    peer: &Peer<RoleServer>,
+    token: Option<&ProgressToken>,
+    sent: &mut Sent,
+    report: toolgate_core::progress::Progress,
+) {
+    let Some(token) = token else {
+        return;
+    };
+    if !sent.advances(report.progress) {
+        return;
+    }
+    let mut note = ProgressNotificationParam::new(token.clone(), report.progress);
+    note.total = report.total;
+    note.message = report.message;
+    notify(peer, note).await;
+}
+
+/// The progress sent for one call: each value must be larger than the last (the spec's
+/// rule), and once the tool reports its own, the heartbeat stops.
+#[derive(Default)]
+struct Sent {
+    last: Option<f64>,
+    relayed: bool,
+}
+
+impl Sent {
+    /// Whether `progress` may be sent next; remembers it if so.
+    fn advances(&mut self, progress: f64) -> bool {
+        if !progress.is_finite() || self.last.is_some_and(|last| progress <= last) {
+            return false;
+        }
+        self.last = Some(progress);
+        true
+    }
+}
+
+async fn notify(peer: &Peer<RoleServer>, note: ProgressNotificationParam) {
+    if let Err(e) = peer.notify_progress(note).await {
+        tracing::debug!(error = %e, "progress notification not sent");
     }
 }

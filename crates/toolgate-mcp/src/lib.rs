@@ -11,8 +11,8 @@
 //!   label; a [`Gate`](toolgate_core::Gate) is itself a source.
 //!
 //! `tools/list` is the session's registry view with MCP annotations (`readOnlyHint`,
-//! `destructiveHint`, `idempotentHint`, `openWorldHint`) and output schemas; it is fixed for
-//! the connection. A failed call is an `isError` result whose `_meta` says why
+//! `destructiveHint`, `idempotentHint`, `openWorldHint`) and output schemas; when an upstream
+//! MCP server's tools change, the client hears `notifications/tools/list_changed`. A failed call is an `isError` result whose `_meta` says why
 //! (see [`convert`]): `{"toolgate/code": "denied", "toolgate/layer": "rule"}` for a policy
 //! denial, `invalid_input` for a schema violation, `unknown_tool`, `execution_failed`,
 //! `cancelled`, … Protocol faults are JSON-RPC errors: unparsable and oversize stdio lines

@@ -73,6 +73,9 @@ pub enum RecordKind {
     /// A new settings version put in force, or one rejected, by a policy reload
     /// (`--watch`); its `input` says which (docs/audit.md, "Reload records").
     Reload,
+    /// An upstream MCP server's tools changed, or a tool's definition no longer matches
+    /// its pin (docs/audit.md, "MCP records").
+    Mcp,
 }
 
 impl RecordKind {
@@ -82,6 +85,7 @@ impl RecordKind {
             RecordKind::Call => "call",
             RecordKind::Network => "network",
             RecordKind::Reload => "reload",
+            RecordKind::Mcp => "mcp",
         }
     }
 }

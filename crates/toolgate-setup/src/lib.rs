@@ -57,7 +57,7 @@ use toolgate_core::deferral::{DEFAULT_CONTEXT_TOKENS, DEFAULT_THRESHOLD_PERCENT}
 use toolgate_core::registry::RegistryError;
 use toolgate_core::tool_search::TOOL_SEARCH;
 use toolgate_core::{
-    BuildError, Deferral, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions,
+    BuildError, Deferral, Gate, Registry, SessionOptions, Snapshot, Tool, ViewOptions, ViewPlanner,
 };
 use toolgate_hooks::{DisableHooks, HookConfig, HookSource};
 use toolgate_policy::settings::{self, LoadOptions, Settings, SourceKind, ToolSearchMode};
@@ -462,19 +462,30 @@ pub fn orch_config(settings: &Settings) -> toolgate_orch::OrchConfig {
 }
 
 /// The registry of the tools for `settings` (built-in and upstream MCP tools), pinned to a
-/// snapshot if one is given.
+/// snapshot if one is given. The upstream servers are started for this registry alone (for
+/// a command that lists tools and exits); a front door's gates share theirs.
 pub fn registry(snapshot: Option<&Path>, settings: &Settings) -> Result<Registry, SetupError> {
+    Ok(registry_on(snapshot, settings, &gateway::Upstreams::default())?.0)
+}
+
+/// [`registry`] with the servers of `upstreams`, and the gateway whose tools it holds.
+fn registry_on(
+    snapshot: Option<&Path>,
+    settings: &Settings,
+    upstreams: &gateway::Upstreams,
+) -> Result<(Registry, toolgate_gateway::Gateway), SetupError> {
     let mut builder = Registry::builder();
     for tool in builtin_tools(settings)? {
         builder = builder.register_arc(tool);
     }
-    for tool in gateway::upstream_tools(settings)? {
+    let gateway = upstreams.start(settings)?;
+    for tool in gateway::listed_tools(&gateway) {
         builder = builder.register_arc(tool);
     }
     if let Some(path) = snapshot {
         builder = builder.snapshot(Snapshot::load(path)?);
     }
-    Ok(builder.build()?)
+    Ok((builder.build()?, gateway))
 }
 
 /// The view of a session in `mode`, trimmed by `choice`, by bare-name deny rules and by the
@@ -487,21 +498,32 @@ pub fn view_options(
     registry: &Registry,
     engine: &Engine,
 ) -> ViewOptions {
-    let mut view = ViewOptions {
+    let view = ViewOptions {
         mode,
         simple: choice.simple,
         allow_only: (!choice.only.is_empty()).then(|| choice.only.clone()),
         deny: choice.deny_tools.clone(),
         deferred: Vec::new(),
     };
+    plan_view(view, choice.deferral.unwrap_or_default(), registry, engine)
+}
+
+/// `view` with the tools of `registry` that bare-name deny rules remove added to its deny
+/// list, and its deferred tools chosen anew.
+fn plan_view(
+    mut view: ViewOptions,
+    deferral: Deferral,
+    registry: &Registry,
+    engine: &Engine,
+) -> ViewOptions {
+    view.deferred.clear();
     for entry in registry.entries() {
         let name = &entry.spec().name;
-        if engine.removes_tool(name).is_some() {
+        if engine.removes_tool(name).is_some() && !view.deny.contains(name) {
             view.deny.push(name.clone());
         }
     }
     // A view that cannot be built (a bad pattern) fails where the gate builds it.
-    let deferral = choice.deferral.unwrap_or_default();
     if deferral == Deferral::Off {
         return view;
     }
@@ -518,6 +540,19 @@ pub fn view_options(
         }
     }
     view
+}
+
+/// Plans a session's view again when upstream tools change: new tools are removed by
+/// bare-name deny rules and deferred like the first ones were.
+struct Planner {
+    engine: Arc<Engine>,
+    deferral: Deferral,
+}
+
+impl ViewPlanner for Planner {
+    fn plan(&self, registry: &Registry, options: &ViewOptions) -> ViewOptions {
+        plan_view(options.clone(), self.deferral, registry, &self.engine)
+    }
 }
 
 /// `toolgate.toolSearch` as a [`Deferral`]: `auto` (the default) at
@@ -564,12 +599,14 @@ pub fn from_settings(setup: &Setup) -> Result<Built, SetupError> {
     build_from(setup, loaded, &opened, None)
 }
 
-/// What a gate keeps whatever version of the settings it runs, opened once: the audit sink
-/// and the shared rate-limit store.
+/// What a gate keeps whatever version of the settings it runs, opened once: the audit sink,
+/// the shared rate-limit store and the upstream MCP servers.
 #[derive(Clone, Default)]
 pub(crate) struct Opened {
     pub(crate) audit: Option<Arc<dyn toolgate_core::stages::AuditSink>>,
     pub(crate) rate_store: Option<Arc<dyn toolgate_policy::rate::RateStore>>,
+    /// The upstream MCP servers, started once for every gate built from here.
+    pub(crate) upstreams: gateway::Upstreams,
 }
 
 impl Opened {
@@ -585,7 +622,12 @@ impl Opened {
                 as Arc<dyn toolgate_policy::rate::RateStore>),
             None => None,
         };
-        Ok(Self { audit, rate_store })
+        let upstreams = gateway::Upstreams::new(audit.clone(), setup.tools_snapshot.clone());
+        Ok(Self {
+            audit,
+            rate_store,
+            upstreams,
+        })
     }
 }
 
@@ -622,16 +664,25 @@ pub(crate) fn build_with_parts(
     for warning in &settings.warnings {
         tracing::warn!("{warning}");
     }
-    let registry = registry(setup.tools_snapshot.as_deref(), &settings)?;
+    let (registry, upstream) = registry_on(
+        setup.tools_snapshot.as_deref(),
+        &settings,
+        &opened.upstreams,
+    )?;
     let mut choice = setup.view.clone();
     if choice.deferral.is_none() {
         choice.deferral = Some(deferral(&settings)?);
     }
     let view = view_options(&choice, mode, &registry, &engine);
+    let planner = Planner {
+        engine: Arc::clone(&engine),
+        deferral: choice.deferral.unwrap_or_default(),
+    };
     let mut builder = Gate::builder()
         .workspace(&setup.workspace)
         .registry(registry)
         .view(view)
+        .view_planner(Arc::new(planner))
         .session(SessionOptions {
             id: setup.session_id.clone(),
             mode,
@@ -644,8 +695,12 @@ pub(crate) fn build_with_parts(
     if let Some(sink) = &opened.audit {
         builder = builder.audit(Arc::clone(sink));
     }
+    let gate = builder.build()?;
+    opened
+        .upstreams
+        .track(&gate.tools_handle(), &upstream, gate.session().id());
     Ok(Built {
-        gate: builder.build()?,
+        gate,
         engine,
         settings: Arc::new(settings),
     })

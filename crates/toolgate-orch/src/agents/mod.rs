@@ -334,7 +334,8 @@ impl Run {
             role: Role::User,
             blocks: vec![Block::Text(self.prompt.clone())],
         }];
-        let tools = Tools(self.child.view());
+        let view = self.child.view();
+        let tools = Tools(&view);
         let (mut calls, mut refused) = (0usize, 0usize);
         let session_id = self.child.session().id().to_owned();
         let note = |line: String| {
