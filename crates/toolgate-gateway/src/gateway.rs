@@ -12,7 +12,7 @@ use toolgate_sandbox::SandboxPolicy;
 use crate::config::{self, ServerConfig};
 use crate::pins::PinStore;
 use crate::server::Server;
-use crate::tool::{UpstreamTool, spec_for};
+use crate::tool::{UpstreamTool, always_load, spec_for};
 use crate::{GatewayError, names};
 
 /// The runtime the upstream connections live on, whatever runtime (or none) the front
@@ -162,11 +162,10 @@ impl Gateway {
                     continue;
                 }
                 taken.insert(name, (cfg.name.clone(), upstream.clone()));
-                tools.push(Arc::new(UpstreamTool::new(
-                    Arc::clone(server),
-                    upstream,
-                    spec,
-                )));
+                let always = always_load(cfg, &def);
+                tools.push(Arc::new(
+                    UpstreamTool::new(Arc::clone(server), upstream, spec).with_always_load(always),
+                ));
             }
         }
         (tools, skipped)

@@ -30,7 +30,8 @@ pub use http::{MAX_HTTP_BODY_BYTES, MAX_SSE_EVENT_BYTES};
 pub use linecap::MAX_STDIO_LINE_BYTES;
 pub use server::{RESTART_BACKOFF_MAX, RESTART_BACKOFF_START, Server, Status};
 pub use tool::{
-    MAX_RESULT_BINARY_BYTES, MAX_RESULT_TEXT_BYTES, MAX_STRUCTURED_BYTES, UpstreamTool,
+    ALWAYS_LOAD_META, MAX_RESULT_BINARY_BYTES, MAX_RESULT_TEXT_BYTES, MAX_STRUCTURED_BYTES,
+    UpstreamTool, always_load,
 };
 
 /// An upstream tool definition as the server sent it.

@@ -29,6 +29,7 @@ pub struct UpstreamTool {
     server: Arc<Server>,
     upstream: String,
     spec: ToolSpec,
+    always_load: bool,
 }
 
 impl UpstreamTool {
@@ -37,8 +38,32 @@ impl UpstreamTool {
             server,
             upstream,
             spec,
+            always_load: false,
         }
     }
+
+    /// Never deferred when `always` (see [`always_load`]).
+    pub(crate) fn with_always_load(mut self, always: bool) -> Self {
+        self.always_load = always;
+        self
+    }
+}
+
+/// The `_meta` key with which an upstream asks for one tool never to be deferred.
+pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
+
+/// Whether `tool` of `server` is never deferred, as in Claude Code: the server's
+/// `alwaysLoad: true`, or the tool's `_meta["anthropic/alwaysLoad"]: true`. Believed from any
+/// server, trusted or not: it decides only whether the definition is sent in full, never
+/// what a call may do (the gate decides that as for any tool).
+pub fn always_load(server: &crate::ServerConfig, tool: &rmcp::model::Tool) -> bool {
+    server.always_load
+        || tool
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(ALWAYS_LOAD_META))
+            .and_then(Value::as_bool)
+            == Some(true)
 }
 
 /// The spec of an upstream tool. Annotations come from a party the user has not vouched
@@ -96,6 +121,10 @@ pub(crate) fn spec_for(
 impl Tool for UpstreamTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn always_load(&self) -> bool {
+        self.always_load
     }
 
     fn prepare(&self, input: &Value, _ctx: &ToolContext) -> Result<Prepared, ToolError> {
