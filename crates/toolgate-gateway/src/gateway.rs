@@ -7,13 +7,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_core::Tool;
 use toolgate_policy::settings::Settings;
-use toolgate_sandbox::SandboxPolicy;
 
 use crate::config::{self, ServerConfig};
 use crate::pins::PinStore;
 use crate::server::Server;
 use crate::tool::{UpstreamTool, always_load, spec_for};
-use crate::{GatewayError, names};
+use crate::{GatewayError, RoomBase, names};
 
 /// The runtime the upstream connections live on, whatever runtime (or none) the front
 /// door runs: started on first use, for the life of the process.
@@ -59,13 +58,13 @@ impl Gateway {
     /// and waits until each is connected, has failed or has used up its start-up limit.
     /// A server that fails is reported by its status; it does not stop the others.
     ///
-    /// `base_room` is the policy a sandboxed server's room starts from (the settings'
-    /// filesystem rules and the permission rules' path denies); `None` starts from a plain
-    /// workspace room.
+    /// `base_room` is what a sandboxed server's room starts from (the settings' filesystem
+    /// rules and the permission rules' path denies, and the engine's path rules to walk
+    /// for masks: [`RoomBase`]); `None` starts from a plain workspace room.
     pub fn start(
         settings: &Settings,
         sandbox_default: bool,
-        base_room: Option<SandboxPolicy>,
+        base_room: Option<RoomBase>,
     ) -> Result<Self, GatewayError> {
         let configs = config::servers(settings, sandbox_default)?;
         Self::start_configs(settings, configs, base_room)
@@ -75,7 +74,7 @@ impl Gateway {
     pub fn start_configs(
         settings: &Settings,
         configs: Vec<ServerConfig>,
-        base_room: Option<SandboxPolicy>,
+        base_room: Option<RoomBase>,
     ) -> Result<Self, GatewayError> {
         let base_room = base_room.map(Arc::new);
         if configs.is_empty() {

@@ -24,7 +24,7 @@ mod sse;
 mod tool;
 
 pub use config::{Network, Origin, ServerConfig, Transport};
-pub use connect::{MAX_STDERR_BYTES, StderrLog};
+pub use connect::{MAX_STDERR_BYTES, RoomBase, StderrLog};
 pub use gateway::{Gateway, Skipped};
 pub use http::{MAX_HTTP_BODY_BYTES, MAX_SSE_EVENT_BYTES};
 pub use linecap::MAX_STDIO_LINE_BYTES;

@@ -5,10 +5,12 @@
 use std::sync::Arc;
 
 use toolgate_core::Tool;
-use toolgate_gateway::{Gateway, Status};
+use toolgate_gateway::{Gateway, RoomBase, ServerConfig, Status, Transport};
 use toolgate_policy::Settings;
+use toolgate_sandbox::PathRules;
 
 use crate::SetupError;
+use crate::sandbox::EnginePathRules;
 
 /// The upstream tools for `settings`. A server that fails to start, and a tool left out
 /// (bad schema, name collision), is logged; it stops nothing.
@@ -45,14 +47,31 @@ pub fn upstream_tools(settings: &Settings) -> Result<Vec<Arc<dyn Tool>>, SetupEr
 /// Bash ([`crate::sandbox_state`]): on by default wherever the kernel supports it.
 ///
 /// A server's room starts from the same policy as Bash's ([`crate::sandbox::room_policy`]):
-/// the settings' `sandbox.filesystem` and the permission rules' path denies reach it too.
+/// the settings' `sandbox.filesystem` and the permission rules' path denies reach it too,
+/// and the engine's deny and ask path rules are walked for masks at each start, as for each
+/// Bash command ([`EnginePathRules`]).
 pub fn start(settings: &Settings) -> Result<Gateway, SetupError> {
-    let base = crate::sandbox::room_policy(settings, &[])?;
-    Ok(Gateway::start(
-        settings,
-        crate::sandbox_state(settings).on,
-        Some(base),
-    )?)
+    let on = crate::sandbox_state(settings).on;
+    let configs = toolgate_gateway::config::servers(settings, on)?;
+    let base = room_base(settings, &configs)?;
+    Ok(Gateway::start_configs(settings, configs, Some(base))?)
+}
+
+/// The room the sandboxed servers among `configs` start from. The engine is compiled from
+/// the settings' rules without a profile — the rules `room_policy` reads, since the servers
+/// are shared by every profile of the process — and only when some server has a room.
+fn room_base(settings: &Settings, configs: &[ServerConfig]) -> Result<RoomBase, SetupError> {
+    let policy = crate::sandbox::room_policy(settings, &[])?;
+    let roomed = configs
+        .iter()
+        .any(|c| c.sandbox == Some(true) && matches!(c.transport, Transport::Stdio { .. }));
+    let path_rules: Option<Arc<dyn PathRules>> = if roomed {
+        let engine = settings.engine_builder(None).build()?;
+        Some(Arc::new(EnginePathRules(Arc::new(engine))))
+    } else {
+        None
+    };
+    Ok(RoomBase { policy, path_rules })
 }
 
 /// What `toolgate config` says about the MCP servers, without starting them: one line per
