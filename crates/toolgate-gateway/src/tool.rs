@@ -308,6 +308,43 @@ mod tests {
     use rmcp::model::ContentBlock as McpContent;
 
     #[test]
+    fn always_load_comes_from_the_server_or_the_tools_own_meta() {
+        let server = |always: bool| {
+            let v = serde_json::json!({"command": "x", "alwaysLoad": always});
+            let origin = crate::Origin {
+                label: "test".into(),
+                kind: None,
+            };
+            crate::config::parse_entry("s", &v, origin, &|_| None).unwrap()
+        };
+        let tool = |meta: Option<Value>| {
+            let mut t: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
+                "name": "t", "inputSchema": {"type": "object"}
+            }))
+            .unwrap();
+            if let Some(Value::Object(m)) = meta {
+                t.meta = Some(rmcp::model::MetaObject(m));
+            }
+            t
+        };
+        let yes = serde_json::json!({"anthropic/alwaysLoad": true});
+        assert!(always_load(&server(false), &tool(Some(yes))));
+        assert!(always_load(&server(true), &tool(None)));
+        assert!(!always_load(&server(false), &tool(None)));
+        // Only `true` counts: not a string, not another vendor's key.
+        for meta in [
+            serde_json::json!({"anthropic/alwaysLoad": "true"}),
+            serde_json::json!({"anthropic/alwaysLoad": false}),
+            serde_json::json!({"alwaysLoad": true}),
+        ] {
+            assert!(
+                !always_load(&server(false), &tool(Some(meta.clone()))),
+                "{meta}"
+            );
+        }
+    }
+
+    #[test]
     fn results_are_capped_and_errors_carry_text() {
         let big = "x".repeat(MAX_RESULT_TEXT_BYTES + 10);
         let out = convert(CallToolResult::success(vec![McpContent::text(big)])).unwrap();
