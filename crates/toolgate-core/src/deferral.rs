@@ -3,7 +3,12 @@
 //!
 //! As in Claude Code, only MCP tools (`mcp__<server>__<tool>`) are ever deferred, and only
 //! when their definitions would take more than a share of the model's context
-//! ([`Deferral::Auto`]). A deferred tool's definition goes out with `defer_loading: true`
+//! ([`Deferral::Auto`]). An MCP tool that asks to be always loaded
+//! ([`Tool::always_load`](crate::Tool::always_load): its server's `alwaysLoad: true` or its
+//! own `_meta["anthropic/alwaysLoad"]`) is exempt: it is sent in full like a built-in tool,
+//! and since it is sent whatever happens to the others, its definition does not count
+//! toward the threshold either. Exemption is about what the model is shown; every call
+//! still passes the whole gate. A deferred tool's definition goes out with `defer_loading: true`
 //! (Anthropic) or not at all (the other formats); calling it before loading it fails
 //! `tool_not_loaded`. Loading is per session: [`LoadedTools`] lives in the session's
 //! extensions, so another session (an MCP connection, a sub-agent) starts with none loaded.
@@ -61,12 +66,14 @@ impl Default for Deferral {
 }
 
 impl Deferral {
-    /// The MCP tools of `view` to defer, in registry order.
+    /// The MCP tools of `view` to defer, in registry order. Tools that are always loaded
+    /// are never deferred and do not count toward [`Deferral::Auto`]'s threshold: deferring
+    /// the others could not take their definitions out of the prompt.
     pub fn deferred(&self, view: &View) -> Vec<String> {
         let mcp = view
             .entries()
             .iter()
-            .filter(|e| is_mcp_tool(&e.spec().name));
+            .filter(|e| is_mcp_tool(&e.spec().name) && !e.tool().always_load());
         let defer = match *self {
             Deferral::Off => false,
             Deferral::Always => true,
@@ -138,5 +145,111 @@ impl LoadedTools {
             .iter()
             .cloned()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Registry;
+    use crate::registry::ViewOptions;
+    use crate::tool::{Prepared, Tool, ToolContext, ToolError};
+    use serde_json::{Value, json};
+    use toolgate_protocol::{
+        CallFacts, Concurrency, Subject, TimeoutSpec, ToolAnnotations, ToolOutput, ToolSpec,
+    };
+
+    struct Fake {
+        spec: ToolSpec,
+        always: bool,
+    }
+
+    #[async_trait::async_trait]
+    impl Tool for Fake {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+        fn prepare(&self, input: &Value, _ctx: &ToolContext) -> Result<Prepared, ToolError> {
+            Ok(Prepared::new(input.clone(), CallFacts::default()))
+        }
+        async fn run(&self, _p: Prepared, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text("ran"))
+        }
+        fn always_load(&self) -> bool {
+            self.always
+        }
+    }
+
+    /// A tool whose definition is about `chars` characters long.
+    fn fake(name: &str, chars: usize, always: bool) -> Fake {
+        Fake {
+            spec: ToolSpec {
+                name: name.into(),
+                version: "1".into(),
+                description: "d".repeat(chars),
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: ToolAnnotations::default(),
+                concurrency: Concurrency::Shared,
+                timeout: TimeoutSpec {
+                    default_ms: 1000,
+                    max_ms: 1000,
+                },
+                subject: Subject::None,
+            },
+            always,
+        }
+    }
+
+    fn deferred(deferral: Deferral, tools: Vec<Fake>) -> Vec<String> {
+        let mut b = Registry::builder();
+        for t in tools {
+            b = b.register(t);
+        }
+        let registry = b.build().unwrap();
+        deferral.deferred(&registry.view(&ViewOptions::default()).unwrap())
+    }
+
+    #[test]
+    fn always_loaded_tools_are_never_deferred() {
+        let tools = || {
+            vec![
+                fake("Read", 10, false),
+                fake("mcp__a__x", 10, false),
+                fake("mcp__a__pinned", 10, true),
+                fake("mcp__b__y", 10, false),
+            ]
+        };
+        assert_eq!(
+            deferred(Deferral::Always, tools()),
+            ["mcp__a__x", "mcp__b__y"]
+        );
+        assert!(deferred(Deferral::Off, tools()).is_empty());
+        // Only always-loaded MCP tools: nothing to defer, so ToolSearch is not offered.
+        let only = vec![fake("mcp__a__x", 10, true), fake("Read", 10, false)];
+        assert!(deferred(Deferral::Always, only).is_empty());
+    }
+
+    #[test]
+    fn always_loaded_definitions_do_not_count_toward_the_threshold() {
+        // A budget of 1 % of 10,000 tokens: 100 tokens, 400 characters.
+        let auto = Deferral::Auto {
+            context_tokens: 10_000,
+            threshold_percent: 1,
+        };
+        // A large always-loaded definition does not push the small ones over.
+        let under = vec![
+            fake("mcp__a__big", 4_000, true),
+            fake("mcp__a__x", 10, false),
+            fake("mcp__a__y", 10, false),
+        ];
+        assert!(deferred(auto, under).is_empty());
+        // Deferrable definitions over the budget are deferred; the exempt one stays.
+        let over = vec![
+            fake("mcp__a__big", 4_000, true),
+            fake("mcp__a__x", 300, false),
+            fake("mcp__a__y", 300, false),
+        ];
+        assert_eq!(deferred(auto, over), ["mcp__a__x", "mcp__a__y"]);
     }
 }

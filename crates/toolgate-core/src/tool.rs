@@ -178,6 +178,14 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Stage 9: do the work.
     async fn run(&self, prepared: Prepared, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// Whether the tool's definition is always sent in full, never deferred (Claude Code's
+    /// `alwaysLoad`: an MCP server's `alwaysLoad: true`, a tool's
+    /// `_meta["anthropic/alwaysLoad"]`). Only [`Deferral`](crate::Deferral) reads it: what
+    /// the model is shown, never what a call may do (default: false).
+    fn always_load(&self) -> bool {
+        false
+    }
 }
 
 /// A tool with a typed input struct. The gate validates the JSON Schema first, so

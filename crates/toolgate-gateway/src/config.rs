@@ -149,6 +149,10 @@ pub struct ServerConfig {
     pub write: bool,
     /// Its annotations are believed (only from user or managed settings).
     pub trusted: bool,
+    /// Its tools are never deferred (Claude Code's `alwaysLoad`): their definitions are sent
+    /// in full whatever `toolgate.toolSearch` says. Deferral only; calls are decided as
+    /// any other.
+    pub always_load: bool,
     /// Whether a stdio server runs in a sandbox room: the server's `sandbox`, else the
     /// settings' `sandbox.enabled` (filled in by [`servers`]).
     pub sandbox: Option<bool>,
@@ -180,6 +184,7 @@ impl ServerConfig {
             denied_domains: Vec::new(),
             write: false,
             trusted: false,
+            always_load: false,
             sandbox: None,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
@@ -414,6 +419,7 @@ pub fn parse_entry(
             Some(_) => return Err(err("`sandbox` must be true or false".into())),
         },
         trusted: bool_field(obj, "trusted").map_err(&err)? && trusted_level,
+        always_load: bool_field(obj, "alwaysLoad").map_err(&err)?,
         call_timeout: ms_field(obj, "timeout", DEFAULT_CALL_TIMEOUT)
             .map_err(&err)?
             .min(MAX_CALL_TIMEOUT),
@@ -569,6 +575,17 @@ mod tests {
             assert!(parse_entry("s", &v, origin(), &env).is_err(), "{v}");
         }
         assert!(parse_entry("a__b", &serde_json::json!({"command": "x"}), origin(), &env).is_err());
+        let v = serde_json::json!({"command": "x", "alwaysLoad": "yes"});
+        assert!(
+            parse_entry("s", &v, origin(), &env)
+                .unwrap_err()
+                .to_string()
+                .contains("`alwaysLoad` must be true or false")
+        );
+        let v = serde_json::json!({"type": "http", "url": "https://x/mcp", "alwaysLoad": true});
+        assert!(parse_entry("s", &v, origin(), &env).unwrap().always_load);
+        let v = serde_json::json!({"command": "x"});
+        assert!(!parse_entry("s", &v, origin(), &env).unwrap().always_load);
         let v = serde_json::json!({"command": "x", "trusted": true});
         assert!(!parse_entry("s", &v, origin(), &env).unwrap().trusted);
         let user = Origin {

@@ -15,9 +15,41 @@ use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::io::AsyncBufReadExt as _;
 
-use toolgate_sandbox::{NetworkMode, SandboxPolicy};
+use toolgate_sandbox::{NetworkMode, PathRules, SandboxPolicy};
 
 use crate::config::{INHERITED_ENV, Network, ServerConfig, Transport};
+
+/// What a sandboxed server's room starts from, as Bash's does: the filesystem policy of the
+/// settings and the permission rules (`toolgate_setup::sandbox::room_policy`), and the
+/// permission engine's deny and ask path rules, which each start of the server turns into
+/// masks by walking the project ([`SandboxPolicy::add_rule_limits`]): a glob such as
+/// `Read(**/.env)` hides every `.env` the walk finds, which the static policy cannot.
+#[derive(Clone)]
+pub struct RoomBase {
+    /// The filesystem policy every room starts from (its `filesystem` part is used; the
+    /// network and environment are the server's own).
+    pub policy: SandboxPolicy,
+    /// The engine's path rules; `None` adds no masks beyond `policy`'s.
+    pub path_rules: Option<Arc<dyn PathRules>>,
+}
+
+impl std::fmt::Debug for RoomBase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoomBase")
+            .field("policy", &self.policy)
+            .field("path_rules", &self.path_rules.is_some())
+            .finish()
+    }
+}
+
+impl From<SandboxPolicy> for RoomBase {
+    fn from(policy: SandboxPolicy) -> Self {
+        Self {
+            policy,
+            path_rules: None,
+        }
+    }
+}
 
 /// The most stderr kept per server (the tail; older lines are dropped).
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
@@ -211,6 +243,23 @@ fn stdio_command(
     Ok((tokio::process::Command::from(std_cmd), proxy))
 }
 
+/// `base`'s policy with the masks its path rules call for, found by walking the project
+/// now: as for each Bash command, what the rules cover is what exists when the server starts
+/// (a restart walks again). A walk past its bound refuses the server rather than starting
+/// it without its masks. The walk may take a while on a large tree, so it runs off the
+/// runtime the other servers' calls share.
+async fn masked_room(base: &RoomBase) -> Result<SandboxPolicy, String> {
+    let mut policy = base.policy.clone();
+    let Some(rules) = base.path_rules.clone() else {
+        return Ok(policy);
+    };
+    let walked =
+        tokio::task::spawn_blocking(move || policy.add_rule_limits(&*rules).map(|_| policy))
+            .await
+            .map_err(|e| format!("cannot set up the sandbox: {e}"))?;
+    walked.map_err(|e| format!("cannot set up the sandbox: {e}"))
+}
+
 /// The allow-list proxy of one server's room, on a socket in a private directory; both go
 /// when the connection does.
 pub(crate) struct RoomProxy {
@@ -272,7 +321,7 @@ pub(crate) async fn connect(
     server: &ServerConfig,
     cwd: &std::path::Path,
     stderr: Arc<StderrLog>,
-    base_room: Option<&SandboxPolicy>,
+    base_room: Option<&RoomBase>,
 ) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
     let listener = Arc::new(Listener::default());
     let client = GatewayClient {
@@ -280,7 +329,11 @@ pub(crate) async fn connect(
     };
     let (service, child) = match &server.transport {
         Transport::Stdio { command, args, env } => {
-            let (mut cmd, proxy) = stdio_command(server, command, args, cwd, base_room)?;
+            let room = match base_room {
+                Some(base) if server.sandbox == Some(true) => Some(masked_room(base).await?),
+                _ => None,
+            };
+            let (mut cmd, proxy) = stdio_command(server, command, args, cwd, room.as_ref())?;
             cmd.env_clear()
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())

@@ -7,13 +7,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_core::Tool;
 use toolgate_policy::settings::Settings;
-use toolgate_sandbox::SandboxPolicy;
 
 use crate::config::{self, ServerConfig};
 use crate::pins::{PinState, PinStore};
 use crate::server::{EventSink, Server};
-use crate::tool::{UpstreamTool, spec_for};
-use crate::{GatewayError, names};
+use crate::tool::{UpstreamTool, always_load, spec_for};
+use crate::{GatewayError, RoomBase, names};
 
 /// The runtime the upstream connections live on, whatever runtime (or none) the front
 /// door runs. One per process and never dropped: it is a thread, not state — what a
@@ -73,7 +72,7 @@ impl GatewayHost {
         &self,
         settings: &Settings,
         sandbox_default: bool,
-        base_room: Option<SandboxPolicy>,
+        base_room: Option<RoomBase>,
     ) -> Result<Gateway, GatewayError> {
         let configs = config::servers(settings, sandbox_default)?;
         self.start_configs(settings, configs, base_room)
@@ -84,7 +83,7 @@ impl GatewayHost {
         &self,
         settings: &Settings,
         configs: Vec<ServerConfig>,
-        base_room: Option<SandboxPolicy>,
+        base_room: Option<RoomBase>,
     ) -> Result<Gateway, GatewayError> {
         if configs.is_empty() {
             return Ok(Gateway::default());
@@ -138,7 +137,7 @@ impl Gateway {
     pub fn start(
         settings: &Settings,
         sandbox_default: bool,
-        base_room: Option<SandboxPolicy>,
+        base_room: Option<RoomBase>,
     ) -> Result<Self, GatewayError> {
         GatewayHost::default().start(settings, sandbox_default, base_room)
     }
@@ -147,7 +146,7 @@ impl Gateway {
     pub fn start_configs(
         settings: &Settings,
         configs: Vec<ServerConfig>,
-        base_room: Option<SandboxPolicy>,
+        base_room: Option<RoomBase>,
     ) -> Result<Self, GatewayError> {
         GatewayHost::default().start_configs(settings, configs, base_room)
     }
@@ -235,11 +234,10 @@ impl Gateway {
                     continue;
                 }
                 taken.insert(name, (cfg.name.clone(), upstream.clone()));
-                tools.push(Arc::new(UpstreamTool::new(
-                    Arc::clone(server),
-                    upstream,
-                    spec,
-                )));
+                let always = always_load(cfg, &def);
+                tools.push(Arc::new(
+                    UpstreamTool::new(Arc::clone(server), upstream, spec).with_always_load(always),
+                ));
             }
         }
         (tools, skipped)

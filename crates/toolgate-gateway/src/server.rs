@@ -86,8 +86,8 @@ pub struct Server {
     pub(crate) config: ServerConfig,
     pub(crate) project: PathBuf,
     pub(crate) pins: Option<PinStore>,
-    /// The policy a sandboxed server's room starts from (see `Gateway::start`).
-    pub(crate) base_room: Option<Arc<toolgate_sandbox::SandboxPolicy>>,
+    /// What a sandboxed server's room starts from (see `Gateway::start`).
+    pub(crate) base_room: Option<Arc<crate::RoomBase>>,
     pub(crate) live: Mutex<Live>,
     pub(crate) stderr: Arc<StderrLog>,
     restarts: AtomicU32,
@@ -117,7 +117,7 @@ impl Server {
         config: ServerConfig,
         project: PathBuf,
         pins: Option<PinStore>,
-        base_room: Option<Arc<toolgate_sandbox::SandboxPolicy>>,
+        base_room: Option<Arc<crate::RoomBase>>,
         runtime: tokio::runtime::Handle,
         events: Option<EventSink>,
     ) -> Self {

@@ -33,6 +33,7 @@ pub struct UpstreamTool {
     server: Arc<Server>,
     upstream: String,
     spec: ToolSpec,
+    always_load: bool,
 }
 
 impl UpstreamTool {
@@ -41,8 +42,32 @@ impl UpstreamTool {
             server,
             upstream,
             spec,
+            always_load: false,
         }
     }
+
+    /// Never deferred when `always` (see [`always_load`]).
+    pub(crate) fn with_always_load(mut self, always: bool) -> Self {
+        self.always_load = always;
+        self
+    }
+}
+
+/// The `_meta` key with which an upstream asks for one tool never to be deferred.
+pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
+
+/// Whether `tool` of `server` is never deferred, as in Claude Code: the server's
+/// `alwaysLoad: true`, or the tool's `_meta["anthropic/alwaysLoad"]: true`. Believed from any
+/// server, trusted or not: it decides only whether the definition is sent in full, never
+/// what a call may do (the gate decides that as for any tool).
+pub fn always_load(server: &crate::ServerConfig, tool: &rmcp::model::Tool) -> bool {
+    server.always_load
+        || tool
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(ALWAYS_LOAD_META))
+            .and_then(Value::as_bool)
+            == Some(true)
 }
 
 /// The spec of an upstream tool. Annotations come from a party the user has not vouched
@@ -100,6 +125,10 @@ pub(crate) fn spec_for(
 impl Tool for UpstreamTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn always_load(&self) -> bool {
+        self.always_load
     }
 
     fn prepare(&self, input: &Value, _ctx: &ToolContext) -> Result<Prepared, ToolError> {
@@ -359,6 +388,43 @@ pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ToolError> {
 mod tests {
     use super::*;
     use rmcp::model::ContentBlock as McpContent;
+
+    #[test]
+    fn always_load_comes_from_the_server_or_the_tools_own_meta() {
+        let server = |always: bool| {
+            let v = serde_json::json!({"command": "x", "alwaysLoad": always});
+            let origin = crate::Origin {
+                label: "test".into(),
+                kind: None,
+            };
+            crate::config::parse_entry("s", &v, origin, &|_| None).unwrap()
+        };
+        let tool = |meta: Option<Value>| {
+            let mut t: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
+                "name": "t", "inputSchema": {"type": "object"}
+            }))
+            .unwrap();
+            if let Some(Value::Object(m)) = meta {
+                t.meta = Some(rmcp::model::MetaObject(m));
+            }
+            t
+        };
+        let yes = serde_json::json!({"anthropic/alwaysLoad": true});
+        assert!(always_load(&server(false), &tool(Some(yes))));
+        assert!(always_load(&server(true), &tool(None)));
+        assert!(!always_load(&server(false), &tool(None)));
+        // Only `true` counts: not a string, not another vendor's key.
+        for meta in [
+            serde_json::json!({"anthropic/alwaysLoad": "true"}),
+            serde_json::json!({"anthropic/alwaysLoad": false}),
+            serde_json::json!({"alwaysLoad": true}),
+        ] {
+            assert!(
+                !always_load(&server(false), &tool(Some(meta.clone()))),
+                "{meta}"
+            );
+        }
+    }
 
     #[test]
     fn results_are_capped_and_errors_carry_text() {

@@ -16,11 +16,15 @@ use serde_json::{Value, json};
 use toolgate_core::deferral::is_mcp_tool;
 use toolgate_core::stages::AuditSink;
 use toolgate_core::{Registry, Snapshot, Tool, ToolsHandle};
-use toolgate_gateway::{Event, Gateway, GatewayHost, Server, Status};
+use toolgate_gateway::{
+    Event, Gateway, GatewayHost, RoomBase, Server, ServerConfig, Status, Transport,
+};
 use toolgate_policy::Settings;
 use toolgate_protocol::{CallRecord, CallStatus, ErrorCode, RecordKind};
+use toolgate_sandbox::PathRules;
 
 use crate::SetupError;
+use crate::sandbox::EnginePathRules;
 
 /// The upstream servers of one front door, and the gates whose registries hold their
 /// tools. Cloning shares them.
@@ -266,10 +270,31 @@ pub fn start(settings: &Settings) -> Result<Gateway, SetupError> {
 /// for Bash ([`crate::sandbox_state`]): on by default wherever the kernel supports it.
 ///
 /// A server's room starts from the same policy as Bash's ([`crate::sandbox::room_policy`]):
-/// the settings' `sandbox.filesystem` and the permission rules' path denies reach it too.
+/// the settings' `sandbox.filesystem` and the permission rules' path denies reach it too,
+/// and the engine's deny and ask path rules are walked for masks at each start, as for each
+/// Bash command ([`EnginePathRules`]).
 fn start_on(host: &GatewayHost, settings: &Settings) -> Result<Gateway, SetupError> {
-    let base = crate::sandbox::room_policy(settings, &[])?;
-    Ok(host.start(settings, crate::sandbox_state(settings).on, Some(base))?)
+    let on = crate::sandbox_state(settings).on;
+    let configs = toolgate_gateway::config::servers(settings, on)?;
+    let base = room_base(settings, &configs)?;
+    Ok(host.start_configs(settings, configs, Some(base))?)
+}
+
+/// The room the sandboxed servers among `configs` start from. The engine is compiled from
+/// the settings' rules without a profile — the rules `room_policy` reads, since the servers
+/// are shared by every profile of the process — and only when some server has a room.
+fn room_base(settings: &Settings, configs: &[ServerConfig]) -> Result<RoomBase, SetupError> {
+    let policy = crate::sandbox::room_policy(settings, &[])?;
+    let roomed = configs
+        .iter()
+        .any(|c| c.sandbox == Some(true) && matches!(c.transport, Transport::Stdio { .. }));
+    let path_rules: Option<Arc<dyn PathRules>> = if roomed {
+        let engine = settings.engine_builder(None).build()?;
+        Some(Arc::new(EnginePathRules(Arc::new(engine))))
+    } else {
+        None
+    };
+    Ok(RoomBase { policy, path_rules })
 }
 
 /// What `toolgate config` says about the MCP servers, without starting them: one line per

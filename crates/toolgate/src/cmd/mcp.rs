@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use toolgate_gateway::pins::PinState;
-use toolgate_gateway::{Gateway, Server, Status, scan};
+use toolgate_gateway::{Gateway, Server, ServerConfig, Status, scan};
 
 use crate::cmd::config::PolicyArgs;
 use crate::cmd::usage_error;
@@ -228,18 +228,19 @@ fn list(args: &McpArgs) -> ExitCode {
     finish(output::print(&text))
 }
 
-fn tool_json(def: &rmcp_tool::Tool, state: &PinState, server: &str) -> Value {
+fn tool_json(def: &rmcp_tool::Tool, state: &PinState, server: &ServerConfig) -> Value {
     let pin = match state {
         PinState::Approved => json!("approved"),
         PinState::Changed { was: Some(_), now } => json!({"changed": now}),
         PinState::Changed { was: None, now } => json!({"new": now}),
     };
     json!({
-        "name": toolgate_gateway::names::tool_name(server, &def.name).unwrap_or_default(),
+        "name": toolgate_gateway::names::tool_name(&server.name, &def.name).unwrap_or_default(),
         "upstream": def.name,
         "description": def.description,
         "pin": pin,
         "flags": scan::scan_tool(def),
+        "always_load": toolgate_gateway::always_load(server, def),
     })
 }
 
@@ -261,7 +262,7 @@ fn get(args: &McpNameArgs) -> ExitCode {
     let tools: Vec<Value> = server
         .tools()
         .iter()
-        .map(|(def, state)| tool_json(def, state, &c.name))
+        .map(|(def, state)| tool_json(def, state, c))
         .collect();
     let doc = json!({
         "name": c.name,
@@ -271,6 +272,7 @@ fn get(args: &McpNameArgs) -> ExitCode {
         "network": format!("{:?}", c.network).to_lowercase(),
         "write": c.write,
         "trusted": c.trusted,
+        "always_load": c.always_load,
         "call_timeout_ms": c.call_timeout.as_millis() as u64,
         "startup_timeout_ms": c.startup_timeout.as_millis() as u64,
         "status": status_json(&server.status()),
@@ -304,8 +306,13 @@ fn get(args: &McpNameArgs) -> ExitCode {
             }
             _ => format!("new, not approved: run `toolgate mcp approve {}`", c.name),
         };
+        let always = if t["always_load"] == true {
+            "  (always loaded)"
+        } else {
+            ""
+        };
         text.push_str(&format!(
-            "  tool {}  [{pin}]\n",
+            "  tool {}  [{pin}]{always}\n",
             t["name"].as_str().unwrap_or_default()
         ));
         for f in t["flags"].as_array().into_iter().flatten() {
