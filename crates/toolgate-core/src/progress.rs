@@ -52,11 +52,6 @@ pub fn report(progress: Progress) {
     });
 }
 
-/// Whether the call running in this task has someone listening for progress.
-pub fn listening() -> bool {
-    SINK.try_with(|sink| !sink.is_closed()).unwrap_or(false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,10 +63,8 @@ mod tests {
             total: None,
             message: None,
         });
-        assert!(!listening());
         let (tx, mut rx) = channel();
         with_progress(tx, async {
-            assert!(listening());
             for i in 0..(PROGRESS_BACKLOG + 10) {
                 report(Progress {
                     progress: i as f64,

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ProgressNotificationParam,
+    ProgressToken, ServerJsonRpcMessage, ServerNotification,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
@@ -116,23 +117,44 @@ pub(crate) struct Listener {
     /// Woken by `notifications/tools/list_changed`, for the task that reads the list again
     /// at once (so the gate's clients hear of new tools without waiting for a call).
     pub(crate) tools_changed_now: tokio::sync::Notify,
-    /// Where each call in flight wants its `notifications/progress`, by progress token.
-    progress: Mutex<HashMap<ProgressToken, tokio::sync::mpsc::Sender<ProgressNotificationParam>>>,
+    /// Where each call in flight wants its `notifications/progress`.
+    progress: Mutex<ProgressRoutes>,
+}
+
+/// Progress notifications by progress token, and those that came before their call
+/// subscribed: rmcp picks a request's token when it sends it, so a fast server can report
+/// progress before the caller learns the token. Tokens are never reused within a
+/// connection, so an early note can only be for the call that subscribes to its token.
+#[derive(Debug, Default)]
+struct ProgressRoutes {
+    routes: HashMap<ProgressToken, tokio::sync::mpsc::Sender<ProgressNotificationParam>>,
+    early: VecDeque<ProgressNotificationParam>,
 }
 
 /// How many progress notifications of one call may wait to be relayed; more are dropped,
 /// so a server that floods them cannot grow memory or stall the connection.
 const PROGRESS_BACKLOG: usize = 16;
 
+/// How many progress notifications for tokens nobody subscribed to yet are kept (for all
+/// calls of a connection together; the oldest go first).
+const EARLY_PROGRESS: usize = 64;
+
 impl Listener {
     /// The progress notifications the server sends for `token`, until the returned
     /// subscription is dropped.
     pub(crate) fn progress_of(self: &Arc<Self>, token: ProgressToken) -> ProgressSubscription {
         let (tx, rx) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), tx);
+        let mut progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        let early = std::mem::take(&mut progress.early);
+        for note in early {
+            if note.progress_token == token {
+                let _ = tx.try_send(note);
+            } else {
+                progress.early.push_back(note);
+            }
+        }
+        progress.routes.insert(token.clone(), tx);
+        drop(progress);
         ProgressSubscription {
             listener: Arc::clone(self),
             token,
@@ -140,11 +162,44 @@ impl Listener {
         }
     }
 
+    /// Looks at one message as it comes off the wire, before rmcp reads it: progress is
+    /// relayed here because rmcp runs each notification's handler as a task of its own,
+    /// which can run after the answer that follows it, and in any order (so "1, 2, 3"
+    /// arrived as "3, 1, 2" and the earlier values were refused as not increasing). Seen
+    /// here, progress is relayed in the server's order and before the answer.
+    pub(crate) fn observe_raw(&self, bytes: &[u8]) {
+        // Most messages are not progress; only those are parsed twice.
+        if memchr::memmem::find(bytes, b"notifications/progress").is_none() {
+            return;
+        }
+        if let Ok(message) = serde_json::from_slice::<ServerJsonRpcMessage>(bytes) {
+            self.observe(&message);
+        }
+    }
+
+    /// [`Listener::observe_raw`] for a message already parsed.
+    pub(crate) fn observe(&self, message: &ServerJsonRpcMessage) {
+        if let JsonRpcMessage::Notification(n) = message
+            && let ServerNotification::ProgressNotification(p) = &n.notification
+        {
+            self.relay_progress(p.params.clone());
+        }
+    }
+
     fn relay_progress(&self, note: ProgressNotificationParam) {
-        let progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
-        // A token nobody waits for (a call that ended, or one the server made up) is dropped.
-        if let Some(tx) = progress.get(&note.progress_token) {
-            let _ = tx.try_send(note);
+        let mut progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        match progress.routes.get(&note.progress_token) {
+            Some(tx) => {
+                let _ = tx.try_send(note);
+            }
+            // Its call may not have subscribed yet; a note for a call that ended, or a
+            // token the server made up, ages out.
+            None => {
+                if progress.early.len() >= EARLY_PROGRESS {
+                    progress.early.pop_front();
+                }
+                progress.early.push_back(note);
+            }
         }
     }
 }
@@ -162,6 +217,7 @@ impl Drop for ProgressSubscription {
             .progress
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .routes
             .remove(&self.token);
     }
 }
@@ -175,14 +231,6 @@ impl ClientHandler for GatewayClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.listener.tools_changed.store(true, Ordering::SeqCst);
         self.listener.tools_changed_now.notify_one();
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.listener.relay_progress(params);
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -362,7 +410,8 @@ pub(crate) async fn connect(
                     }
                 })
             });
-            let stdout = crate::linecap::LineCap::new(stdout, crate::linecap::MAX_STDIO_LINE_BYTES);
+            let stdout = crate::linecap::LineCap::new(stdout, crate::linecap::MAX_STDIO_LINE_BYTES)
+                .observed_by(Arc::clone(&listener));
             let service = match client.serve((stdout, stdin)).await {
                 Ok(service) => service,
                 Err(e) => {
@@ -396,4 +445,54 @@ pub(crate) async fn connect(
         _child: child,
     };
     Ok((conn, tools))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    fn progress_line(token: i64, progress: u32) -> Vec<u8> {
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": progress}})
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn progress_is_routed_in_wire_order_even_before_its_call_subscribes() {
+        let listener = Arc::new(Listener::default());
+        // Before the call knows its token: kept.
+        for p in [1, 2] {
+            listener.observe_raw(&progress_line(7, p));
+        }
+        listener.observe_raw(&progress_line(8, 1));
+        listener.observe_raw(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
+        let mut sub = listener.progress_of(ProgressToken(NumberOrString::Number(7)));
+        listener.observe_raw(&progress_line(7, 3));
+        let got: Vec<f64> = std::iter::from_fn(|| sub.updates.try_recv().ok())
+            .map(|n| n.progress)
+            .collect();
+        assert_eq!(got, [1.0, 2.0, 3.0]);
+        // The other call's note waits for its own subscriber.
+        let mut other = listener.progress_of(ProgressToken(NumberOrString::Number(8)));
+        assert_eq!(other.updates.try_recv().map(|n| n.progress).ok(), Some(1.0));
+        // Unclaimed notes are bounded.
+        for p in 0..(EARLY_PROGRESS as u32 + 10) {
+            listener.observe_raw(&progress_line(99, p));
+        }
+        let kept = listener.progress.lock().unwrap().early.len();
+        assert_eq!(kept, EARLY_PROGRESS);
+        // A dropped subscription stops routing to it.
+        drop(sub);
+        assert!(
+            listener
+                .progress
+                .lock()
+                .unwrap()
+                .routes
+                .get(&ProgressToken(NumberOrString::Number(7)))
+                .is_none()
+        );
+    }
 }

@@ -22,7 +22,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Sse, SseStream};
 
-use crate::connect::GatewayClient;
+use crate::connect::{GatewayClient, Listener};
 
 /// The largest JSON body (or error body) read from an upstream HTTP response.
 pub const MAX_HTTP_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -35,6 +35,8 @@ pub const MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
 pub(crate) struct Client {
     http: reqwest::Client,
     headers: HeaderMap,
+    /// Sees every message as it arrives (progress, see `Listener::observe_raw`).
+    listener: Arc<Listener>,
 }
 
 type Error = StreamableHttpError<reqwest::Error>;
@@ -97,7 +99,10 @@ async fn bounded_body(response: reqwest::Response) -> Result<Vec<u8>, Error> {
 }
 
 /// An SSE body as events, refusing one event larger than [`MAX_SSE_EVENT_BYTES`].
-pub(crate) fn sse_events(response: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
+pub(crate) fn sse_events(
+    response: reqwest::Response,
+    listener: Arc<Listener>,
+) -> BoxStream<'static, Result<Sse, SseError>> {
     let mut since_event = 0usize;
     // reqwest's `stream` feature is off in the workspace; `chunk()` reads the same body.
     let chunks = futures::stream::unfold(response, |mut r| async move {
@@ -121,7 +126,16 @@ pub(crate) fn sse_events(response: reqwest::Response) -> BoxStream<'static, Resu
         }
         Ok(chunk)
     });
-    SseStream::from_bytes_stream(bytes).boxed()
+    SseStream::from_bytes_stream(bytes)
+        .inspect(move |event| {
+            if let Ok(Sse {
+                data: Some(data), ..
+            }) = event
+            {
+                listener.observe_raw(data.as_bytes());
+            }
+        })
+        .boxed()
 }
 
 impl StreamableHttpClient for Client {
@@ -162,7 +176,7 @@ impl StreamableHttpClient for Client {
                     .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
             ));
         }
-        Ok(sse_events(response))
+        Ok(sse_events(response, Arc::clone(&self.listener)))
     }
 
     async fn delete_session(
@@ -223,14 +237,17 @@ impl StreamableHttpClient for Client {
         let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
         if media_type_is(content_type.as_ref(), EVENT_STREAM_MIME_TYPE) && status.is_success() {
             return Ok(StreamableHttpPostResponse::Sse(
-                sse_events(response),
+                sse_events(response, Arc::clone(&self.listener)),
                 session,
             ));
         }
         if media_type_is(content_type.as_ref(), JSON_MIME_TYPE) {
             let body = bounded_body(response).await?;
             return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
-                Ok(m) => Ok(StreamableHttpPostResponse::Json(m, session)),
+                Ok(m) => {
+                    self.listener.observe(&m);
+                    Ok(StreamableHttpPostResponse::Json(m, session))
+                }
                 Err(_) if awaits_nothing && status.is_success() => {
                     Ok(StreamableHttpPostResponse::Accepted)
                 }
@@ -271,7 +288,11 @@ pub(crate) async fn connect(
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let transport = StreamableHttpClientTransport::with_client(
-        Client { http, headers: map },
+        Client {
+            http,
+            headers: map,
+            listener: Arc::clone(&client.listener),
+        },
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()),
     );
     client

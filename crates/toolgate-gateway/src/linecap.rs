@@ -26,6 +26,8 @@ pub(crate) struct LineCap<R> {
     /// Bytes ready for the reader.
     out: VecDeque<u8>,
     eof: bool,
+    /// Sees each whole line before the reader does (progress, see `Listener::observe_raw`).
+    observer: Option<std::sync::Arc<crate::connect::Listener>>,
 }
 
 impl<R> LineCap<R> {
@@ -37,7 +39,17 @@ impl<R> LineCap<R> {
             dropped: None,
             out: VecDeque::new(),
             eof: false,
+            observer: None,
         }
+    }
+
+    /// Shows each whole line to `listener` as it passes.
+    pub(crate) fn observed_by(
+        mut self,
+        listener: std::sync::Arc<crate::connect::Listener>,
+    ) -> Self {
+        self.observer = Some(listener);
+        self
     }
 
     fn feed(&mut self, mut bytes: &[u8]) {
@@ -89,6 +101,9 @@ impl<R> LineCap<R> {
         if self.dropped.is_some() {
             self.finish_dropped();
         } else {
+            if let Some(observer) = &self.observer {
+                observer.observe_raw(&self.line);
+            }
             self.out.extend(self.line.drain(..));
             self.out.push_back(b'\n');
         }

@@ -150,11 +150,6 @@ impl Server {
         &self.config
     }
 
-    /// The runtime the server's connection lives on.
-    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
-        &self.runtime
-    }
-
     /// The tail of the server's stderr.
     pub fn stderr(&self) -> Vec<String> {
         self.stderr.lines()

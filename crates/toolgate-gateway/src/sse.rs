@@ -3,6 +3,7 @@
 //! back on the stream as `message` events.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use futures::StreamExt as _;
 use rmcp::ServiceExt as _;
@@ -33,7 +34,7 @@ pub(crate) async fn connect(
         return Err(format!("GET {url}: HTTP {}", response.status()));
     }
     let base = response.url().clone();
-    let mut events = sse_events(response);
+    let mut events = sse_events(response, Arc::clone(&client.listener));
     let endpoint = loop {
         match events.next().await {
             Some(Ok(e)) if e.event.as_deref() == Some("endpoint") => {

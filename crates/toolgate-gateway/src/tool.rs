@@ -178,7 +178,7 @@ impl Tool for UpstreamTool {
         if let Value::Object(args) = input {
             params.arguments = Some(args);
         }
-        match call_upstream(&peer, &conn, params, &ctx, self.server.runtime()).await {
+        match call_upstream(&peer, &conn, params, &ctx).await {
             Ok(result) => convert(result),
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 let why = format!("the connection broke during a call: {e}");
@@ -211,7 +211,6 @@ async fn call_upstream(
     conn: &Arc<Connection>,
     params: CallToolRequestParams,
     ctx: &ToolContext,
-    runtime: &tokio::runtime::Handle,
 ) -> Result<CallToolResult, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
@@ -236,14 +235,8 @@ async fn call_upstream(
         Ok(response) => {
             // Answered: nothing to cancel.
             pending.0 = None;
-            if toolgate_core::progress::listening() {
-                // rmcp hands each notification to a task of its own but the answer straight
-                // to us, so progress the server sent before answering may not have reached
-                // the subscription yet. Those tasks were queued on the connection's runtime
-                // before the answer was taken off the wire; a task queued there now runs
-                // after them.
-                let _ = runtime.spawn(async {}).await;
-            }
+            // Progress is routed as it comes off the wire (`Listener::observe_raw`), so what
+            // the server sent before its answer is waiting here now.
             while let Ok(note) = progress.updates.try_recv() {
                 relay(note);
             }
