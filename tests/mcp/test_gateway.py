@@ -49,7 +49,7 @@ class Env:
         self.config = self.root / "config"
         self.env = dict(os.environ, XDG_CONFIG_HOME=str(self.config), NO_COLOR="1")
 
-    def client(self, servers: dict, *extra: str, answers=None, asked=None) -> Client:
+    def client(self, servers: dict, *extra: str, answers=None, asked=None, on_message=None) -> Client:
         args = ["serve", "--workspace", str(self.ws), "--mode", "default",
                 "--settings", json.dumps({"mcpServers": servers}), *extra]
         params = StdioServerParameters(command=TOOLGATE, args=args, cwd=str(self.ws), env=self.env)
@@ -59,6 +59,8 @@ class Env:
                 asked.append(params)
                 return answers.pop(0)
             kwargs["elicitation_callback"] = on_elicit
+        if on_message is not None:
+            kwargs["message_handler"] = on_message
         return Client(params, client_info=Implementation(name="gateway-test", version="1"),
                       mode="legacy", **kwargs)
 
@@ -205,6 +207,42 @@ async def a_rug_pull_is_refused_until_approved():
     assert approved.returncode == 0, approved.stderr
     async with env.client(servers, "--allow", "mcp__fx") as c:
         assert not (await c.call_tool("mcp__fx__echo", {"x": 1})).is_error
+
+
+@test
+async def tools_that_appear_and_upstream_progress_reach_the_sdk_client():
+    env = Env()
+    tools = env.root / "tools.json"
+    tools.write_text(json.dumps([
+        {"name": n, "description": d, "inputSchema": {"type": "object"}}
+        for n, d in [("grow", "Adds tools."), ("progress", "Reports progress.")]]))
+    servers = {"fx": fixture("--tools", str(tools))}
+    changed = asyncio.Event()
+
+    async def on_message(message):
+        method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    async with env.client(servers, "--allow", "mcp__fx", on_message=on_message) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert "mcp__fx__grown" not in names, names
+        assert not (await c.call_tool("mcp__fx__grow", {})).is_error
+        await asyncio.wait_for(changed.wait(), 30)
+        listed = {t.name: t for t in (await c.list_tools()).tools}
+        # A new tool of an approved server is listed, but disabled until it is approved.
+        assert "mcp__fx__grown" in listed, sorted(listed)
+        assert "toolgate mcp approve fx" in (listed["mcp__fx__grown"].description or "")
+        refused = await c.call_tool("mcp__fx__grown", {})
+        assert refused.is_error and meta(refused).get("toolgate/code") == "denied", meta(refused)
+
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append((progress, total, message))
+        r = await c.call_tool("mcp__fx__progress", {}, progress_callback=on_progress)
+        assert text(r) == "done", text(r)
+        assert seen == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")], seen
 
 
 @test

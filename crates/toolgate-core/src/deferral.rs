@@ -21,6 +21,11 @@ use toolgate_protocol::wire::{self, Format};
 use crate::registry::View;
 use crate::session::Session;
 
+/// The `_meta` key with which an MCP tool asks never to be deferred (Claude Code's): read
+/// from upstream definitions, and sent on the definitions `toolgate serve` lists so a client
+/// that defers tools keeps these loaded too.
+pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
+
 /// Names starting with this are MCP tools, the deferrable ones.
 pub const MCP_PREFIX: &str = "mcp__";
 

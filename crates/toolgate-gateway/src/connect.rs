@@ -5,14 +5,15 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, JsonRpcMessage, ProgressNotificationParam,
-    ProgressToken, ServerJsonRpcMessage, ServerNotification,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, JsonRpcMessage,
+    ListToolsRequest, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerJsonRpcMessage, ServerNotification, ServerResult,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::io::AsyncBufReadExt as _;
 
@@ -112,8 +113,11 @@ impl StderrLog {
 /// What the client side of a connection hears from the server.
 #[derive(Debug, Default)]
 pub(crate) struct Listener {
-    /// Set by `notifications/tools/list_changed`: the tool list must be read again.
-    pub(crate) tools_changed: AtomicBool,
+    /// How many `notifications/tools/list_changed` the server sent. Counted as each comes
+    /// off the wire, before the answer that follows it is read: a call made after that
+    /// answer sees the count and reads the list again before it goes upstream (a rug pull
+    /// announced in one answer is judged at the very next call).
+    pub(crate) tool_changes: AtomicU64,
     /// Woken by `notifications/tools/list_changed`, for the task that reads the list again
     /// at once (so the gate's clients hear of new tools without waiting for a call).
     pub(crate) tools_changed_now: tokio::sync::Notify,
@@ -168,8 +172,8 @@ impl Listener {
     /// arrived as "3, 1, 2" and the earlier values were refused as not increasing). Seen
     /// here, progress is relayed in the server's order and before the answer.
     pub(crate) fn observe_raw(&self, bytes: &[u8]) {
-        // Most messages are not progress; only those are parsed twice.
-        if memchr::memmem::find(bytes, b"notifications/progress").is_none() {
+        // Most messages are not notifications; only these are parsed twice.
+        if memchr::memmem::find(bytes, b"notifications/").is_none() {
             return;
         }
         if let Ok(message) = serde_json::from_slice::<ServerJsonRpcMessage>(bytes) {
@@ -179,10 +183,16 @@ impl Listener {
 
     /// [`Listener::observe_raw`] for a message already parsed.
     pub(crate) fn observe(&self, message: &ServerJsonRpcMessage) {
-        if let JsonRpcMessage::Notification(n) = message
-            && let ServerNotification::ProgressNotification(p) = &n.notification
-        {
-            self.relay_progress(p.params.clone());
+        let JsonRpcMessage::Notification(n) = message else {
+            return;
+        };
+        match &n.notification {
+            ServerNotification::ProgressNotification(p) => self.relay_progress(p.params.clone()),
+            ServerNotification::ToolListChangedNotification(_) => {
+                self.tool_changes.fetch_add(1, Ordering::SeqCst);
+                self.tools_changed_now.notify_one();
+            }
+            _ => {}
         }
     }
 
@@ -227,12 +237,9 @@ pub(crate) struct GatewayClient {
     pub(crate) listener: Arc<Listener>,
 }
 
+/// Notifications are seen on the wire ([`Listener::observe_raw`]), not here: rmcp runs
+/// these handlers as tasks that may run after the answers that follow them.
 impl ClientHandler for GatewayClient {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.listener.tools_changed.store(true, Ordering::SeqCst);
-        self.listener.tools_changed_now.notify_one();
-    }
-
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             ClientCapabilities::default(),
@@ -355,10 +362,47 @@ impl Drop for RoomProxy {
     }
 }
 
+/// Most pages of `tools/list` read from one server: a cursor that never ends is refused.
+const MAX_TOOL_PAGES: usize = 100;
+
+/// Every tool the server offers now, page by page. Always asked of the server: rmcp would
+/// answer from its response cache for as long as the server's own `ttlMs` says, and
+/// whether a definition changed is exactly what the server must not decide.
+pub(crate) async fn list_tools(
+    peer: &rmcp::service::Peer<RoleClient>,
+) -> Result<Vec<rmcp::model::Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+        let page = match peer
+            .send_request(request)
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            ServerResult::ListToolsResult(page) => page,
+            _ => return Err("the answer to tools/list is not a tool list".into()),
+        };
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!(
+        "tools/list went on for more than {MAX_TOOL_PAGES} pages"
+    ))
+}
+
 /// A live connection.
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, GatewayClient>,
     pub(crate) listener: Arc<Listener>,
+    /// The `tool_changes` count the server's tool list was last read at.
+    pub(crate) tools_as_of: AtomicU64,
+    /// One reading of the tool list at a time; a call waits for one in progress.
+    pub(crate) listing: tokio::sync::Mutex<()>,
     /// Kept so that dropping the connection stops the child (and its room's proxy).
     _child: Option<(tokio::process::Child, Option<RoomProxy>)>,
 }
@@ -434,14 +478,16 @@ pub(crate) async fn connect(
             (service, None)
         }
     };
-    let tools = service
-        .peer()
-        .list_all_tools()
+    // Changes announced before the first list is read are in that list.
+    let tools_as_of = AtomicU64::new(listener.tool_changes.load(Ordering::SeqCst));
+    let tools = list_tools(service.peer())
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
     let conn = Connection {
         service,
         listener,
+        tools_as_of,
+        listing: tokio::sync::Mutex::new(()),
         _child: child,
     };
     Ok((conn, tools))

@@ -319,7 +319,9 @@ impl Server {
                 if server.peer().is_none_or(|(_, c)| !Arc::ptr_eq(&c, &conn)) {
                     return;
                 }
-                server.refresh(&conn).await;
+                if let Err(why) = server.refresh(&conn).await {
+                    tracing::warn!("MCP server `{}`: {why}", server.config.name);
+                }
             }
         });
     }
@@ -475,14 +477,23 @@ impl Server {
         });
     }
 
-    /// Reads the tool list again after `notifications/tools/list_changed`.
-    pub(crate) async fn refresh(self: &Arc<Self>, conn: &Arc<Connection>) {
-        if !conn.listener.tools_changed.swap(false, Ordering::SeqCst) {
-            return;
+    /// Reads the tool list again if the server announced a change since it was last read
+    /// (`notifications/tools/list_changed`), or waits for a reading in progress. An error
+    /// means the list the server now offers is not known: a call must not go upstream on
+    /// the old approval.
+    pub(crate) async fn refresh(self: &Arc<Self>, conn: &Arc<Connection>) -> Result<(), String> {
+        let current = || conn.listener.tool_changes.load(Ordering::SeqCst);
+        if current() == conn.tools_as_of.load(Ordering::SeqCst) {
+            return Ok(());
         }
-        let Ok(tools) = conn.service.peer().list_all_tools().await else {
-            return;
-        };
+        let _one = conn.listing.lock().await;
+        let seen = current();
+        if seen == conn.tools_as_of.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let tools = crate::connect::list_tools(conn.service.peer())
+            .await
+            .map_err(|e| format!("its tools changed and could not be listed again: {e}"))?;
         let states = self.pin_states(&tools);
         let current = {
             let mut live = self.lock();
@@ -495,8 +506,10 @@ impl Server {
                 _ => false,
             }
         };
+        conn.tools_as_of.store(seen, Ordering::SeqCst);
         if current {
             self.report_changes();
         }
+        Ok(())
     }
 }

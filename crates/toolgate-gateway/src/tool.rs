@@ -53,8 +53,7 @@ impl UpstreamTool {
     }
 }
 
-/// The `_meta` key with which an upstream asks for one tool never to be deferred.
-pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
+pub use toolgate_core::deferral::ALWAYS_LOAD_META;
 
 /// Whether `tool` of `server` is never deferred, as in Claude Code: the server's
 /// `alwaysLoad: true`, or the tool's `_meta["anthropic/alwaysLoad"]: true`. Believed from any
@@ -152,7 +151,11 @@ impl Tool for UpstreamTool {
                 self.server.status()
             )));
         };
-        self.server.refresh(&conn).await;
+        if let Err(why) = self.server.refresh(&conn).await {
+            return Err(ToolError::Failed(format!(
+                "MCP server `{server_name}`: {why}; the call was not sent"
+            )));
+        }
         match self.server.pin_state(&self.upstream) {
             Some(PinState::Approved) => {}
             Some(PinState::Changed { was, now }) => {

@@ -15,6 +15,7 @@
 use rmcp::model::{CallToolResult, JsonObject, RequestId, ResultType, Tool};
 use serde_json::{Map, Value, json};
 use toolgate_core::View;
+use toolgate_core::deferral::ALWAYS_LOAD_META;
 use toolgate_protocol::wire::{self, Format};
 use toolgate_protocol::{CallResult, ToolCall};
 
@@ -75,11 +76,27 @@ pub fn call_tool_result(result: &CallResult) -> Result<CallToolResult, serde_jso
     Ok(out)
 }
 
-/// The MCP tool definitions of a view, in registry order.
+/// The MCP tool definitions of a view, in registry order. A tool that is always loaded
+/// (an upstream's `alwaysLoad`) says so in its `_meta`, for clients that defer tools.
 pub fn tools(view: &View) -> Result<Vec<Tool>, serde_json::Error> {
+    let always: std::collections::HashSet<&str> = view
+        .entries()
+        .iter()
+        .filter(|e| e.tool().always_load())
+        .map(|e| e.spec().name.as_str())
+        .collect();
     view.definitions(Format::Mcp)
         .into_iter()
-        .map(serde_json::from_value)
+        .map(|definition| {
+            let mut tool: Tool = serde_json::from_value(definition)?;
+            if always.contains(tool.name.as_ref()) {
+                tool.meta
+                    .get_or_insert_with(Default::default)
+                    .0
+                    .insert(ALWAYS_LOAD_META.to_owned(), Value::Bool(true));
+            }
+            Ok(tool)
+        })
         .collect()
 }
 

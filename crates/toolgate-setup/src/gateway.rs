@@ -119,9 +119,14 @@ impl Tracker {
                 now,
                 flags,
             } => {
+                let what = if was.is_some() {
+                    "changed since it was approved"
+                } else {
+                    "is new and not approved"
+                };
                 tracing::warn!(
-                    "MCP server `{server}`: the definition of `{tool}` is not the approved one; \
-                     calls to it are refused until `toolgate mcp approve {server}`"
+                    "MCP server `{server}`: the definition of `{tool}` {what}; calls to it are \
+                     refused until `toolgate mcp approve {server}`"
                 );
                 let input = json!({"event": "pin_changed", "server": server, "tool": tool,
                                    "was": was, "now": now, "flags": flags});

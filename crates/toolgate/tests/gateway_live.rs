@@ -448,3 +448,34 @@ fn a_rug_pull_is_recorded_and_its_new_words_never_reach_the_client() {
         String::from_utf8_lossy(&verify.stderr)
     );
 }
+
+#[test]
+fn serve_tells_its_clients_which_upstream_tools_are_always_loaded() {
+    let mut serve = Serve::start(&["--tools", "../tools.json"], json!({}), |dir| {
+        let object = json!({"type": "object"});
+        std::fs::write(
+            dir.join("tools.json"),
+            json!([
+                {"name": "echo", "description": "Echoes.", "inputSchema": object,
+                 "_meta": {"anthropic/alwaysLoad": true}},
+                {"name": "env", "description": "Lists names.", "inputSchema": object},
+            ])
+            .to_string(),
+        )
+        .unwrap();
+    });
+    let listed = serve.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let meta_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["_meta"]["anthropic/alwaysLoad"].clone())
+            .unwrap()
+    };
+    // A client that defers MCP tools (Claude Code) keeps this one loaded, as it would
+    // talking to the upstream directly.
+    assert_eq!(meta_of("mcp__up__echo"), json!(true), "{listed}");
+    assert_eq!(meta_of("mcp__up__env"), Value::Null, "{listed}");
+    assert_eq!(meta_of("Read"), Value::Null, "{listed}");
+}
