@@ -47,6 +47,9 @@ struct Tracker {
     audit: Option<Arc<dyn AuditSink>>,
     snapshot: Option<PathBuf>,
     gates: Mutex<Vec<TrackedGate>>,
+    /// One rebuild at a time: two servers changing at once must not have the older
+    /// rebuild put in force after the newer one.
+    rebuilding: Mutex<()>,
     /// The session id the records are written under: the first gate's.
     session: Mutex<Option<String>>,
 }
@@ -63,6 +66,7 @@ impl Upstreams {
             audit,
             snapshot,
             gates: Mutex::default(),
+            rebuilding: Mutex::default(),
             session: Mutex::default(),
         });
         let sink = Arc::clone(&tracker);
@@ -138,6 +142,10 @@ impl Tracker {
 
     /// Gives every tracked gate a registry with its servers' tools as they are now.
     fn refresh_registries(&self) {
+        let _one = self
+            .rebuilding
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let gates: Vec<(ToolsHandle, Gateway)> = {
             let mut gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
             gates.retain(|g| g.handle.upgrade().is_some());
