@@ -83,6 +83,9 @@ pub(crate) struct Shared {
     pub(crate) stages: LiveStages,
     audit: Arc<dyn AuditSink>,
     limits: Limits,
+    /// What the gate's tools depend on and nothing else holds (see
+    /// [`GateBuilder::retain`]).
+    _retained: Vec<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Builds a [`Gate`].
@@ -97,6 +100,7 @@ pub struct GateBuilder {
     stages: StageSet,
     audit: Arc<dyn AuditSink>,
     limits: Limits,
+    retained: Vec<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Default for GateBuilder {
@@ -112,6 +116,7 @@ impl Default for GateBuilder {
             stages: StageSet::default(),
             audit: Arc::new(NoAudit),
             limits: Limits::default(),
+            retained: Vec::new(),
         }
     }
 }
@@ -209,6 +214,14 @@ impl GateBuilder {
         self
     }
 
+    /// Keeps `value` alive as long as the gate: something its tools depend on that the
+    /// builder's caller does not keep (the host of upstream MCP servers, which restarts a
+    /// server that is down so its tools can join later).
+    pub fn retain(mut self, value: Arc<dyn std::any::Any + Send + Sync>) -> Self {
+        self.retained.push(value);
+        self
+    }
+
     /// Builds the gate and its first session.
     pub fn build(self) -> Result<Gate, BuildError> {
         let root = self.workspace.ok_or(BuildError::NoWorkspace)?;
@@ -231,6 +244,7 @@ impl GateBuilder {
             stages: LiveStages::new(self.stages),
             audit: self.audit,
             limits: self.limits,
+            _retained: self.retained,
         });
         Ok(Gate {
             shared,

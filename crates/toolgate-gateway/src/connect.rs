@@ -407,6 +407,14 @@ pub(crate) struct Connection {
     _child: Option<(tokio::process::Child, Option<RoomProxy>)>,
 }
 
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // The task that waits for this connection's list changes wakes, finds the
+        // connection gone and ends.
+        self.listener.tools_changed_now.notify_one();
+    }
+}
+
 /// Starts `server` and reads its tools. Must run on the gateway's runtime (the child's
 /// reaper and the service loop live there).
 pub(crate) async fn connect(

@@ -77,6 +77,12 @@ impl Upstreams {
         }
     }
 
+    /// What a gate built here must keep alive: the host, which holds the servers that are
+    /// down (so they are tried again and their tools can join later).
+    pub(crate) fn keep_alive(&self) -> Arc<dyn std::any::Any + Send + Sync> {
+        Arc::clone(&self.host) as Arc<dyn std::any::Any + Send + Sync>
+    }
+
     /// Starts (or finds running) the servers of `settings`; see [`start`].
     pub(crate) fn start(&self, settings: &Settings) -> Result<Gateway, SetupError> {
         start_on(&self.host, settings)

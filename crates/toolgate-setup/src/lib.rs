@@ -683,6 +683,7 @@ pub(crate) fn build_with_parts(
         .registry(registry)
         .view(view)
         .view_planner(Arc::new(planner))
+        .retain(opened.upstreams.keep_alive())
         .session(SessionOptions {
             id: setup.session_id.clone(),
             mode,
