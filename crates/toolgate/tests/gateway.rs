@@ -2,6 +2,8 @@
 //! trust, pinning, the gate's rules on upstream tools, and misbehaving upstreams (the
 //! fixture in tests/mcp/fixtures/upstream.py hangs, crashes, floods and lies on demand).
 
+mod support;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -54,34 +56,9 @@ impl Env {
 
     /// Runs `exec` with the calls (name, input); returns one result per call.
     fn exec(&self, extra: &[&str], calls: &[(&str, Value)]) -> Vec<Value> {
-        let mut child = self
-            .bin()
-            .arg("exec")
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = String::new();
-        for (i, (name, args)) in calls.iter().enumerate() {
-            input.push_str(
-                &json!({"type": "tool_use", "id": format!("t{i}"), "name": name, "input": args})
-                    .to_string(),
-            );
-            input.push('\n');
-        }
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        let mut cmd = self.bin();
+        cmd.arg("exec").args(extra);
+        support::exec::run_calls(cmd, calls).1
     }
 }
 

@@ -7,9 +7,10 @@
 //! Like the other sandbox tests, these need a tier that isolates the filesystem (CI's
 //! machines have tier A).
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
@@ -68,36 +69,9 @@ impl Env {
 
     /// Runs `exec` with the calls (name, input) in one session; one result per call.
     fn exec(&self, extra: &[&str], calls: &[(&str, Value)]) -> Vec<Value> {
-        let mut child = self
-            .bin()
-            .args(["exec", "--no-audit"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = String::new();
-        for (i, (name, args)) in calls.iter().enumerate() {
-            input.push_str(
-                &json!({"type": "tool_use", "id": format!("t{i}"), "name": name, "input": args})
-                    .to_string(),
-            );
-            input.push('\n');
-        }
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let results: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(results.len(), calls.len(), "{out:?}");
-        results
+        let mut cmd = self.bin();
+        cmd.args(["exec", "--no-audit"]).args(extra);
+        support::exec::results(cmd, calls)
     }
 }
 

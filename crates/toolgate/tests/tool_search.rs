@@ -5,9 +5,10 @@
 //! `_meta["anthropic/alwaysLoad"]`) are sent in full and called without ToolSearch, and
 //! still decided by the rules.
 
-use std::io::Write as _;
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
@@ -153,37 +154,12 @@ fn exec(
     extra: &[&str],
     calls: &[(&str, Value)],
 ) -> Vec<Value> {
-    let mut child = bin()
-        .env("XDG_CONFIG_HOME", config)
+    let mut cmd = bin();
+    cmd.env("XDG_CONFIG_HOME", config)
         .args(["exec", "--no-audit", "--workspace"])
         .arg(ws.path())
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = String::new();
-    for (i, (name, args)) in calls.iter().enumerate() {
-        input.push_str(
-            &json!({"type": "tool_use", "id": format!("t{i}"), "name": name, "input": args})
-                .to_string(),
-        );
-        input.push('\n');
-    }
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let results: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(results.len(), calls.len(), "{out:?}");
-    results
+        .args(extra);
+    support::exec::results(cmd, calls)
 }
 
 #[test]
