@@ -120,3 +120,105 @@ impl WeakToolsHandle {
         self.0.upgrade().map(ToolsHandle)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stages::AllowAll;
+    use crate::{Gate, SessionOptions, ToolContext, ToolError, TypedTool};
+    use serde_json::{Value, json};
+    use toolgate_protocol::{
+        Concurrency, ErrorCode, Subject, TimeoutSpec, ToolAnnotations, ToolCall, ToolOutput,
+        ToolSpec,
+    };
+
+    struct Named(ToolSpec);
+
+    #[async_trait::async_trait]
+    impl TypedTool for Named {
+        type Input = Value;
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn run(&self, _input: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(self.0.name.clone()))
+        }
+    }
+
+    fn tool(name: &str) -> Named {
+        Named(ToolSpec {
+            name: name.into(),
+            version: "1".into(),
+            description: format!("{name} tool"),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: ToolAnnotations::default(),
+            concurrency: Concurrency::Shared,
+            timeout: TimeoutSpec {
+                default_ms: 1000,
+                max_ms: 1000,
+            },
+            subject: Subject::None,
+        })
+    }
+
+    fn registry(names: &[&str]) -> Registry {
+        names
+            .iter()
+            .fold(Registry::builder(), |b, n| b.register(tool(n)))
+            .build()
+            .unwrap()
+    }
+
+    /// Hides every tool whose name contains "secret", as a deny rule would.
+    struct HideSecrets;
+
+    impl ViewPlanner for HideSecrets {
+        fn plan(&self, registry: &Registry, options: &ViewOptions) -> ViewOptions {
+            let mut options = options.clone();
+            for e in registry.entries() {
+                if e.spec().name.contains("secret") && !options.deny.contains(&e.spec().name) {
+                    options.deny.push(e.spec().name.clone());
+                }
+            }
+            options
+        }
+    }
+
+    #[tokio::test]
+    async fn a_replaced_registry_reaches_every_session_through_the_planner() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = Gate::builder()
+            .workspace(dir.path())
+            .registry(registry(&["old"]))
+            .view_planner(Arc::new(HideSecrets))
+            .policy(Arc::new(AllowAll))
+            .build()
+            .unwrap();
+        let other = gate.new_session(SessionOptions::default(), None).unwrap();
+        let handle = gate.tools_handle();
+        let mut changes = handle.subscribe();
+        // A call that resolved before the swap would keep its tool; one after sees the new.
+        assert_eq!(handle.replace(registry(&["new", "new_secret"])), 1);
+        assert!(changes.has_changed().unwrap());
+        assert_eq!(changes.borrow_and_update().to_owned(), 1);
+        for session in [&gate, &other] {
+            let names: Vec<String> = session
+                .view()
+                .entries()
+                .iter()
+                .map(|e| e.spec().name.clone())
+                .collect();
+            assert_eq!(names, ["new"]);
+            assert!(session.view().hidden().contains_key("new_secret"));
+            let gone = session.execute(ToolCall::new("1", "old", json!({}))).await;
+            assert_eq!(gone.error().map(|e| e.code), Some(ErrorCode::UnknownTool));
+            let ran = session.execute(ToolCall::new("2", "new", json!({}))).await;
+            assert_eq!(ran.output().unwrap().joined_text(), "new");
+            let hidden = session
+                .execute(ToolCall::new("3", "new_secret", json!({})))
+                .await;
+            assert_eq!(hidden.error().map(|e| e.code), Some(ErrorCode::Denied));
+        }
+    }
+}
