@@ -153,8 +153,9 @@ impl GateBuilder {
         self
     }
 
-    /// Re-plans the view options when the registry is replaced
-    /// ([`ToolsHandle::replace`]); without one, a session keeps its options as they are.
+    /// Plans each session's view from its options and the registry in force: at the start,
+    /// and again whenever the registry is replaced ([`ToolsHandle::replace`]). Without
+    /// one, the options are used as they are.
     pub fn view_planner(mut self, planner: Arc<dyn ViewPlanner>) -> Self {
         self.planner = Some(planner);
         self
@@ -238,7 +239,13 @@ impl GateBuilder {
         };
         let mut view_options = self.view;
         view_options.mode = self.session.mode;
-        let view = registry.view(&view_options)?;
+        // The gate keeps the options as given; a planner's additions are made afresh for
+        // each registry (and each policy) from them.
+        let planned = match &self.planner {
+            Some(planner) => planner.plan(&registry, &view_options),
+            None => view_options.clone(),
+        };
+        let view = registry.view(&planned)?;
         let shared = Arc::new(Shared {
             tools: Arc::new(LiveTools::new(registry, self.planner)),
             stages: LiveStages::new(self.stages),
@@ -358,10 +365,11 @@ impl Gate {
         let mut view_options = view.unwrap_or_else(|| self.view_options.clone());
         view_options.mode = options.mode;
         let (generation, registry) = self.shared.tools.current();
-        if let Some(planner) = &self.shared.tools.planner {
-            view_options = planner.plan(&registry, &view_options);
-        }
-        let view = registry.view(&view_options)?;
+        let planned = match &self.shared.tools.planner {
+            Some(planner) => planner.plan(&registry, &view_options),
+            None => view_options.clone(),
+        };
+        let view = registry.view(&planned)?;
         Ok(Gate {
             shared: Arc::clone(&self.shared),
             session: Arc::new(Session::new(self.session.workspace().clone(), options)),

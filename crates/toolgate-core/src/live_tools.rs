@@ -13,12 +13,14 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use crate::registry::{Registry, ViewOptions};
 
-/// Re-plans a session's view options for a new registry: the parts that depend on which
-/// tools exist (tools a bare-name deny rule removes, tools to defer). Given by whoever built
-/// the first options (toolgate-setup), so a tool that appears later is treated like one
-/// that was there from the start.
+/// Plans a session's view over a registry: the parts of its options that depend on which
+/// tools exist and on the policy (tools a bare-name deny rule removes, tools to defer).
+/// Given by whoever compiles the policy (toolgate-setup), and applied to the session's own
+/// options for every registry, so a tool that appears later is treated like one that was
+/// there from the start. A policy reload that changes what the planner says bumps the
+/// generation ([`ToolsHandle::replace`] with the same registry) to have views planned anew.
 pub trait ViewPlanner: Send + Sync {
-    /// The options for a view over `registry`, from the options the session had.
+    /// The options for a view over `registry`, from the session's own options.
     fn plan(&self, registry: &Registry, options: &ViewOptions) -> ViewOptions;
 }
 

@@ -279,6 +279,8 @@ pub struct Built {
     pub engine: Arc<Engine>,
     /// The effective settings.
     pub settings: Arc<Settings>,
+    /// Plans the gate's views; a reload gives it the new engine.
+    pub(crate) planner: Arc<Planner>,
 }
 
 impl Setup {
@@ -498,14 +500,23 @@ pub fn view_options(
     registry: &Registry,
     engine: &Engine,
 ) -> ViewOptions {
-    let view = ViewOptions {
+    plan_view(
+        own_view_options(choice, mode),
+        choice.deferral.unwrap_or_default(),
+        registry,
+        engine,
+    )
+}
+
+/// What `choice` itself asks of a view in `mode`, before the rules and deferral.
+fn own_view_options(choice: &ViewChoice, mode: PermissionMode) -> ViewOptions {
+    ViewOptions {
         mode,
         simple: choice.simple,
         allow_only: (!choice.only.is_empty()).then(|| choice.only.clone()),
         deny: choice.deny_tools.clone(),
         deferred: Vec::new(),
-    };
-    plan_view(view, choice.deferral.unwrap_or_default(), registry, engine)
+    }
 }
 
 /// `view` with the tools of `registry` that bare-name deny rules remove added to its deny
@@ -542,16 +553,40 @@ fn plan_view(
     view
 }
 
-/// Plans a session's view again when upstream tools change: new tools are removed by
-/// bare-name deny rules and deferred like the first ones were.
-struct Planner {
-    engine: Arc<Engine>,
+/// Plans each session's view with the engine in force: tools that bare-name deny rules
+/// remove are hidden and MCP tools deferred, for the first registry, for one rebuilt when
+/// upstream tools change, and again after a policy reload ([`Planner::set_engine`]).
+pub(crate) struct Planner {
+    engine: std::sync::RwLock<Arc<Engine>>,
     deferral: Deferral,
+}
+
+impl Planner {
+    fn new(engine: Arc<Engine>, deferral: Deferral) -> Self {
+        Self {
+            engine: std::sync::RwLock::new(engine),
+            deferral,
+        }
+    }
+
+    /// Plans with `engine` from now on (a reload put it in force).
+    pub(crate) fn set_engine(&self, engine: Arc<Engine>) {
+        *self
+            .engine
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = engine;
+    }
 }
 
 impl ViewPlanner for Planner {
     fn plan(&self, registry: &Registry, options: &ViewOptions) -> ViewOptions {
-        plan_view(options.clone(), self.deferral, registry, &self.engine)
+        let engine = Arc::clone(
+            &self
+                .engine
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        plan_view(options.clone(), self.deferral, registry, &engine)
     }
 }
 
@@ -673,16 +708,17 @@ pub(crate) fn build_with_parts(
     if choice.deferral.is_none() {
         choice.deferral = Some(deferral(&settings)?);
     }
-    let view = view_options(&choice, mode, &registry, &engine);
-    let planner = Planner {
-        engine: Arc::clone(&engine),
-        deferral: choice.deferral.unwrap_or_default(),
-    };
+    // The session's own options; the planner adds what the rules remove and defers.
+    let view = own_view_options(&choice, mode);
+    let planner = Arc::new(Planner::new(
+        Arc::clone(&engine),
+        choice.deferral.unwrap_or_default(),
+    ));
     let mut builder = Gate::builder()
         .workspace(&setup.workspace)
         .registry(registry)
         .view(view)
-        .view_planner(Arc::new(planner))
+        .view_planner(Arc::clone(&planner) as Arc<dyn ViewPlanner>)
         .retain(opened.upstreams.keep_alive())
         .session(SessionOptions {
             id: setup.session_id.clone(),
@@ -704,6 +740,7 @@ pub(crate) fn build_with_parts(
         gate,
         engine,
         settings: Arc::new(settings),
+        planner,
     })
 }
 

@@ -94,6 +94,8 @@ struct Tracked {
     profile: Option<String>,
     gate: Gate,
     parts: Parts,
+    /// Plans the gate's views with the engine in force.
+    planner: Arc<crate::Planner>,
 }
 
 /// The policy of a front door that may be reloaded; see the module doc.
@@ -185,6 +187,7 @@ impl LivePolicy {
                 profile: setup.settings.profile.clone(),
                 gate: built.gate.clone(),
                 parts,
+                planner: Arc::clone(&built.planner),
             }]),
             reloading: tokio::sync::Mutex::new(()),
         });
@@ -231,6 +234,7 @@ impl LivePolicy {
             profile: Some(name.to_owned()),
             gate: built.gate.clone(),
             parts,
+            planner: Arc::clone(&built.planner),
         });
         Ok(built.gate)
     }
@@ -369,6 +373,12 @@ impl LivePolicy {
             tracked
                 .gate
                 .replace_stages(parts.clone().into_stage_set(label.clone()));
+            // Views follow the new rules too (a bare-name deny hides a tool, its removal
+            // shows it again): planned anew from the same registry, and `serve`'s clients
+            // are told the list changed.
+            tracked.planner.set_engine(Arc::clone(parts.engine()));
+            let handle = tracked.gate.tools_handle();
+            handle.replace(handle.registry());
             tracked.parts = parts;
         }
         let mut current = lock(&self.current);

@@ -452,3 +452,43 @@ fn a_settings_url_that_cannot_serve_stops_the_start() {
     }
     assert!(!ws.audit().exists() || ws.records("call").is_empty());
 }
+
+#[test]
+fn a_reload_plans_every_view_anew_with_the_new_rules() {
+    let ws = Ws::new();
+    ws.write_policy(ALLOW_READ);
+    let (live, built) =
+        LivePolicy::start(ws.setup(&ws.policy().display().to_string()), false).unwrap();
+    let gate = built.gate;
+    let listed = |g: &toolgate_core::Gate| {
+        g.view()
+            .entries()
+            .iter()
+            .any(|e| e.spec().name == "WebFetch")
+    };
+    let session = gate
+        .new_session(toolgate_core::SessionOptions::default(), None)
+        .unwrap();
+    assert!(listed(&gate) && listed(&session));
+    let mut changes = gate.tools_handle().subscribe();
+
+    // A bare-name deny rule removes the tool from every view, existing or new, and whoever
+    // serves the list (MCP clients) is told it changed.
+    ws.write_policy(r#"{"permissions": {"allow": ["Read"], "deny": ["WebFetch"]}}"#);
+    assert!(matches!(check(&live), Reload::Accepted { .. }));
+    assert!(changes.has_changed().unwrap());
+    changes.mark_unchanged();
+    let fresh = gate
+        .new_session(toolgate_core::SessionOptions::default(), None)
+        .unwrap();
+    for g in [&gate, &session, &fresh] {
+        assert!(!listed(g), "still listed after the deny rule");
+        assert!(g.view().hidden().contains_key("WebFetch"));
+    }
+
+    // Taking the rule out shows it again: what a rule hid is not remembered past it.
+    ws.write_policy(ALLOW_READ);
+    assert!(matches!(check(&live), Reload::Accepted { .. }));
+    assert!(changes.has_changed().unwrap());
+    assert!(listed(&gate) && listed(&session) && listed(&fresh));
+}
