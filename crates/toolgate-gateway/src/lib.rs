@@ -28,7 +28,10 @@ pub use connect::{MAX_STDERR_BYTES, RoomBase, StderrLog};
 pub use gateway::{Gateway, GatewayHost, Skipped};
 pub use http::{MAX_HTTP_BODY_BYTES, MAX_SSE_EVENT_BYTES};
 pub use linecap::MAX_STDIO_LINE_BYTES;
-pub use server::{Event, EventSink, RESTART_BACKOFF_MAX, RESTART_BACKOFF_START, Server, Status};
+pub use server::{
+    Event, EventSink, RESTART_BACKOFF_MAX, RESTART_BACKOFF_START, Server, Status,
+    TOOLS_CHANGED_INTERVAL,
+};
 pub use tool::{
     ALWAYS_LOAD_META, MAX_RESULT_BINARY_BYTES, MAX_RESULT_TEXT_BYTES, MAX_STRUCTURED_BYTES,
     UpstreamTool, always_load,

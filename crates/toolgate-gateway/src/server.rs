@@ -19,6 +19,18 @@ pub const RESTART_BACKOFF_START: Duration = Duration::from_millis(500);
 /// The longest wait between restarts.
 pub const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
+/// The least time between two reports that a server's tools changed. A server can announce
+/// changes as fast as it likes; each report rebuilds registries, tells every client and
+/// writes an audit record, so faster changes are reported together, once per interval,
+/// with the tools as they are then.
+pub const TOOLS_CHANGED_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The least time between two readings of a server's tool list that it asked for with
+/// `notifications/tools/list_changed`, so a server that announces changes without end
+/// cannot keep the gateway busy listing. A call still reads the list before it goes
+/// upstream whenever a change was announced.
+const RELIST_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
@@ -102,6 +114,9 @@ pub struct Server {
     offered: Mutex<Option<Vec<(String, String)>>>,
     /// The pin changes already reported (tool, fingerprint), to report each once.
     reported_pins: Mutex<std::collections::BTreeSet<(String, String)>>,
+    /// When the tools were last reported changed, and whether a report is waiting for the
+    /// end of its interval ([`TOOLS_CHANGED_INTERVAL`]).
+    tools_reported: Mutex<(Option<std::time::Instant>, bool)>,
 }
 
 impl std::fmt::Debug for Server {
@@ -142,6 +157,7 @@ impl Server {
             events,
             offered: Mutex::new(None),
             reported_pins: Mutex::default(),
+            tools_reported: Mutex::new((None, false)),
         }
     }
 
@@ -322,13 +338,15 @@ impl Server {
                 if let Err(why) = server.refresh(&conn).await {
                     tracing::warn!("MCP server `{}`: {why}", server.config.name);
                 }
+                drop((server, conn));
+                tokio::time::sleep(RELIST_INTERVAL).await;
             }
         });
     }
 
     /// Tells the event sink what changed since the last report: the tools offered, and
     /// definitions that are not the approved ones.
-    fn report_changes(&self) {
+    fn report_changes(self: &Arc<Self>) {
         let Some(events) = &self.events else {
             return;
         };
@@ -377,10 +395,58 @@ impl Server {
             changed && !first
         };
         if changed {
-            events(Event::ToolsChanged {
-                server: name.clone(),
-            });
+            self.announce_tools_changed();
         }
+    }
+
+    /// Reports that the tools changed, at most once per [`TOOLS_CHANGED_INTERVAL`]: a change
+    /// within the interval is reported at its end.
+    fn announce_tools_changed(self: &Arc<Self>) {
+        let Some(events) = &self.events else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let wait = {
+            let mut reported = self
+                .tools_reported
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match reported.0 {
+                Some(last) if now.duration_since(last) < TOOLS_CHANGED_INTERVAL => {
+                    if reported.1 {
+                        return;
+                    }
+                    reported.1 = true;
+                    Some(TOOLS_CHANGED_INTERVAL - now.duration_since(last))
+                }
+                _ => {
+                    reported.0 = Some(now);
+                    None
+                }
+            }
+        };
+        let Some(wait) = wait else {
+            events(Event::ToolsChanged {
+                server: self.config.name.clone(),
+            });
+            return;
+        };
+        let me = Arc::downgrade(self);
+        self.runtime.spawn(async move {
+            tokio::time::sleep(wait).await;
+            let Some(me) = me.upgrade() else {
+                return;
+            };
+            *me.tools_reported
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                (Some(std::time::Instant::now()), false);
+            if let Some(events) = &me.events {
+                events(Event::ToolsChanged {
+                    server: me.config.name.clone(),
+                });
+            }
+        });
     }
 
     /// The registry was built now: a server that is not up yet offered no tools to it, so

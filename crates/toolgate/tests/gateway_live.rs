@@ -479,3 +479,32 @@ fn serve_tells_its_clients_which_upstream_tools_are_always_loaded() {
     assert_eq!(meta_of("mcp__up__env"), Value::Null, "{listed}");
     assert_eq!(meta_of("Read"), Value::Null, "{listed}");
 }
+
+#[test]
+fn a_server_that_never_stops_changing_is_reported_at_a_bounded_rate() {
+    let mut serve = Serve::start(&["--churn"], json!({"allow": ["mcp__up__echo"]}), |_| {});
+    // Two seconds of a server that changes its list at every reading and says so.
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        let echoed = serve.call("mcp__up__echo", json!({"text": "still here"}));
+        assert!(!is_error(&echoed), "{echoed}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let changes = serve
+        .mcp_records(1)
+        .into_iter()
+        .filter(|r| r["input"]["event"] == "tools_changed")
+        .count();
+    // At most one report per second (and one pending): the registry rebuilds, client
+    // notifications and audit records a server can cause are bounded, whatever it sends.
+    assert!(
+        (1..=4).contains(&changes),
+        "{changes} tools_changed records"
+    );
+    let notified = serve
+        .notes
+        .iter()
+        .filter(|m| m["method"] == "notifications/tools/list_changed")
+        .count();
+    assert!(notified <= 4, "{notified} notifications");
+}
