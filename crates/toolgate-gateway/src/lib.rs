@@ -25,7 +25,7 @@ mod tool;
 
 pub use config::{Network, Origin, ServerConfig, Transport};
 pub use connect::{MAX_STDERR_BYTES, RoomBase, StderrLog};
-pub use gateway::{Gateway, GatewayHost, Skipped};
+pub use gateway::{Gateway, GatewayHost, Skipped, run_upstreams_on};
 pub use http::{MAX_HTTP_BODY_BYTES, MAX_SSE_EVENT_BYTES};
 pub use linecap::MAX_STDIO_LINE_BYTES;
 pub use server::{

@@ -23,8 +23,11 @@ pub(crate) struct LineCap<R> {
     line: Vec<u8>,
     /// Set once the current line is over the limit: its first and last bytes.
     dropped: Option<(Vec<u8>, VecDeque<u8>, usize)>,
-    /// Bytes ready for the reader.
-    out: VecDeque<u8>,
+    /// Bytes ready for the reader: whole lines, handed on as slices from `sent` on (a
+    /// byte-wise queue cost a copy loop per byte of every answer).
+    out: Vec<u8>,
+    /// How much of `out` the reader has taken.
+    sent: usize,
     eof: bool,
     /// Sees each whole line before the reader does (progress, see `Listener::observe_raw`).
     observer: Option<std::sync::Arc<crate::connect::Listener>>,
@@ -37,7 +40,8 @@ impl<R> LineCap<R> {
             max,
             line: Vec::new(),
             dropped: None,
-            out: VecDeque::new(),
+            out: Vec::new(),
+            sent: 0,
             eof: false,
             observer: None,
         }
@@ -104,8 +108,9 @@ impl<R> LineCap<R> {
             if let Some(observer) = &self.observer {
                 observer.observe_raw(&self.line);
             }
-            self.out.extend(self.line.drain(..));
-            self.out.push_back(b'\n');
+            self.out.extend_from_slice(&self.line);
+            self.out.push(b'\n');
+            self.line.clear();
         }
     }
 
@@ -127,8 +132,8 @@ impl<R> LineCap<R> {
             "id": id,
             "error": {"code": -32603, "message": message},
         });
-        self.out.extend(error.to_string().into_bytes());
-        self.out.push_back(b'\n');
+        self.out.extend_from_slice(error.to_string().as_bytes());
+        self.out.push(b'\n');
     }
 }
 
@@ -152,10 +157,16 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         loop {
-            if !self.out.is_empty() {
-                let n = buf.remaining().min(self.out.len());
-                let chunk: Vec<u8> = self.out.drain(..n).collect();
-                buf.put_slice(&chunk);
+            let ready = self.out.len() - self.sent;
+            if ready > 0 {
+                let n = buf.remaining().min(ready);
+                let from = self.sent;
+                buf.put_slice(&self.out[from..from + n]);
+                self.sent += n;
+                if self.sent == self.out.len() {
+                    self.out.clear();
+                    self.sent = 0;
+                }
                 return Poll::Ready(Ok(()));
             }
             if self.eof {
@@ -167,13 +178,10 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
                 Poll::Ready(Ok(())) if rb.filled().is_empty() => {
                     // A last line without its newline is passed on as it is.
                     let rest = std::mem::take(&mut self.line);
-                    self.out.extend(rest);
+                    self.out.extend_from_slice(&rest);
                     self.eof = true;
                 }
-                Poll::Ready(Ok(())) => {
-                    let filled = rb.filled().to_vec();
-                    self.feed(&filled);
-                }
+                Poll::Ready(Ok(())) => self.feed(rb.filled()),
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => return Poll::Pending,
             }

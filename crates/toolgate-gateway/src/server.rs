@@ -464,7 +464,12 @@ impl Server {
     /// Waits (at most `limit`) for a restart in progress to finish; returns at once when
     /// none is.
     pub(crate) async fn await_restart(&self, limit: Duration) {
+        // Every call passes here: the common case answers without subscribing.
+        if !self.restarting.load(Ordering::SeqCst) {
+            return;
+        }
         let mut rx = self.changed.subscribe();
+        // A restart that ended before the subscription is not waited for.
         if !self.restarting.load(Ordering::SeqCst) {
             return;
         }
@@ -482,31 +487,31 @@ impl Server {
     /// The pin state of one upstream tool (re-reading the store when it is not approved,
     /// so an approval from `toolgate mcp approve` applies without a restart).
     pub(crate) fn pin_state(&self, tool: &str) -> Option<PinState> {
-        let (conn, tools, state) = match &*self.lock() {
-            Live::Up(c, tools, states) => (Arc::clone(c), tools.clone(), states.get(tool).cloned()),
+        // The approved case, every call's, copies nothing; only a tool that waits for its
+        // approval has the definitions copied, to check the store outside the lock.
+        let (conn, tools) = match &*self.lock() {
+            Live::Up(_, _, states) if states.get(tool) == Some(&PinState::Approved) => {
+                return Some(PinState::Approved);
+            }
+            Live::Up(c, tools, _) => (Arc::clone(c), tools.clone()),
             _ => return None,
         };
-        match state {
-            Some(PinState::Approved) => Some(PinState::Approved),
-            _ => {
-                let states = self.pin_states(&tools);
-                let now = states.get(tool).cloned();
-                let approved_since = matches!(now, Some(PinState::Approved));
-                if let Live::Up(c, _, held) = &mut *self.lock()
-                    && Arc::ptr_eq(c, &conn)
-                {
-                    *held = states;
-                }
-                // Approved in another process (`toolgate mcp approve`): the registry may
-                // now carry the real definition instead of the disabled one.
-                if approved_since && let Some(events) = &self.events {
-                    events(Event::ToolsChanged {
-                        server: self.config.name.clone(),
-                    });
-                }
-                now
-            }
+        let states = self.pin_states(&tools);
+        let now = states.get(tool).cloned();
+        let approved_since = matches!(now, Some(PinState::Approved));
+        if let Live::Up(c, _, held) = &mut *self.lock()
+            && Arc::ptr_eq(c, &conn)
+        {
+            *held = states;
         }
+        // Approved in another process (`toolgate mcp approve`): the registry may
+        // now carry the real definition instead of the disabled one.
+        if approved_since && let Some(events) = &self.events {
+            events(Event::ToolsChanged {
+                server: self.config.name.clone(),
+            });
+        }
+        now
     }
 
     /// The connection `conn` broke: mark the server down and start it again after a

@@ -347,7 +347,7 @@ pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ToolError> {
         });
     }
     if let Some(s) = result.structured_content {
-        if s.to_string().len() <= MAX_STRUCTURED_BYTES {
+        if json_len(&s) <= MAX_STRUCTURED_BYTES {
             out.structured = Some(s);
         } else {
             out.content.push(Content::Text {
@@ -359,7 +359,7 @@ pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ToolError> {
     }
     // The upstream's `_meta` goes on to MCP clients; bounded like structuredContent.
     if let Some(meta) = result.meta.filter(|m| !m.0.is_empty()) {
-        if serde_json::to_string(&meta.0).map_or(usize::MAX, |s| s.len()) <= MAX_STRUCTURED_BYTES {
+        if json_len(&meta.0) <= MAX_STRUCTURED_BYTES {
             out.meta = Some(meta.0);
         } else {
             out.content.push(Content::Text {
@@ -378,6 +378,25 @@ pub(crate) fn convert(result: CallToolResult) -> Result<ToolOutput, ToolError> {
         }));
     }
     Ok(out)
+}
+
+/// The length of `value` as JSON, counted as it is written rather than built as text.
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 #[cfg(test)]
@@ -420,6 +439,12 @@ mod tests {
                 "{meta}"
             );
         }
+    }
+
+    #[test]
+    fn json_len_is_the_length_of_the_text() {
+        let v = serde_json::json!({"a": [1, "é\"x", null], "b": {"c": 2.5}});
+        assert_eq!(json_len(&v), v.to_string().len());
     }
 
     #[test]

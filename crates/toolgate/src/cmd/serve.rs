@@ -117,18 +117,17 @@ impl From<ToolsArg> for ToolsMode {
 
 /// Runs `toolgate serve`.
 pub fn run(args: ServeArgs) -> ExitCode {
-    let source = match Profiles::new(&args) {
-        Ok(s) => Arc::new(s),
-        Err(e) => return usage_error("serve", e),
-    };
-    // One stdio connection is one client whose calls arrive one line at a time: a
-    // single-threaded runtime serves them without handing every message between worker
-    // threads (measured: a third of the context switches, ≈1.4× sequential calls/s). File
-    // and search tools still run on the blocking pool (except Reads of small text files),
-    // so they use the other cores. HTTP serves many sessions at once and keeps the
-    // multi-threaded runtime.
+    // One stdio connection is one client whose calls arrive one line at a time: one worker
+    // thread serves them without handing every message between worker threads (measured: a
+    // third of the context switches, ≈1.4× sequential calls/s). File and search tools still
+    // run on the blocking pool (except Reads of small text files), so they use the other
+    // cores. The upstream MCP servers' connections share that worker (so it is a
+    // multi-thread runtime of one worker: a server start waits on it with
+    // `block_in_place`). HTTP serves many sessions at once and keeps the multi-threaded
+    // runtime.
     let built = if args.http.is_none() {
-        tokio::runtime::Builder::new_current_thread()
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
     } else {
@@ -141,6 +140,17 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Before the setup below starts the upstream servers.
+    if args.http.is_none()
+        && let Err(e) = toolgate_gateway::run_upstreams_on(&rt)
+    {
+        eprintln!("toolgate serve: {e}");
+        return ExitCode::from(1);
+    }
+    let source = match Profiles::new(&args) {
+        Ok(s) => Arc::new(s),
+        Err(e) => return usage_error("serve", e),
+    };
     // Polls while the server runs (on stdio's single thread too: a poll is a few small
     // reads off the thread and one conditional GET); ends with the runtime.
     if args.watch.watch {
@@ -148,13 +158,19 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
     let result = match &args.http {
         // On SIGTERM/SIGINT the serve future is dropped and the runtime shut down, which
-        // stops running tools (their process groups are killed on drop).
-        None => rt.block_on(async {
-            tokio::select! {
-                result = toolgate_mcp::serve_stdio(source) => result,
-                () = terminated() => Ok(()),
-            }
-        }),
+        // stops running tools (their process groups are killed on drop). The connection is
+        // served on the worker, with the tasks it spawns and the upstream connections, not
+        // on this thread.
+        None => {
+            let serving = rt.spawn(async {
+                tokio::select! {
+                    result = toolgate_mcp::serve_stdio(source) => result,
+                    () = terminated() => Ok(()),
+                }
+            });
+            rt.block_on(serving)
+                .unwrap_or_else(|e| Err(toolgate_mcp::ServeError::Task(e.to_string())))
+        }
         Some(addr) => {
             let addr = match parse_addr(addr) {
                 Ok(a) => a,
