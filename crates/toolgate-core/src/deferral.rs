@@ -27,7 +27,7 @@ use crate::session::Session;
 pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
 
 /// Names starting with this are MCP tools, the deferrable ones.
-pub const MCP_PREFIX: &str = "mcp__";
+pub use toolgate_protocol::MCP_PREFIX;
 
 /// The context budget assumed when none is configured, in tokens.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 200_000;

@@ -19,7 +19,8 @@ pub fn sanitise(part: &str) -> String {
 /// `mcp__<server>__<tool>`, sanitised; an error when it is longer than
 /// [`MAX_NAME_BYTES`] (a cut name could collide with another tool's).
 pub fn tool_name(server: &str, tool: &str) -> Result<String, String> {
-    let name = format!("mcp__{}__{}", sanitise(server), sanitise(tool));
+    let prefix = toolgate_protocol::MCP_PREFIX;
+    let name = format!("{prefix}{}__{}", sanitise(server), sanitise(tool));
     if name.len() > MAX_NAME_BYTES {
         return Err(format!(
             "`{name}` is longer than {MAX_NAME_BYTES} bytes; shorten the server name"

@@ -98,9 +98,9 @@ pub(crate) fn suggest(
         }
         Family::Other => {
             let tool = req.tool;
-            if tool.starts_with("mcp__") && !tool.contains('*') {
+            if tool.starts_with(toolgate_protocol::MCP_PREFIX) && !tool.contains('*') {
                 rules.push(tool.to_owned());
-            } else if matches!(tool, "Agent" | "Task") {
+            } else if toolgate_protocol::canonical_tool_name(tool) == "Agent" {
                 match req.input.get("subagent_type").and_then(Value::as_str) {
                     Some(t) if !has_glob_chars(t) && !t.contains(')') => {
                         rules.push(format!("{tool}({t})"))

@@ -58,7 +58,7 @@ pub fn parse_check_target(
     let Some(spec) = spec else {
         return Ok((tool.to_owned(), Value::Object(Map::new())));
     };
-    let input = match tool {
+    let input = match toolgate_protocol::canonical_tool_name(tool) {
         "Bash" | "PowerShell" => json!({"command": spec}),
         "Monitor" => {
             json!({"command": spec, "description": "check", "timeout_ms": 300000, "persistent": false})
@@ -81,7 +81,7 @@ pub fn parse_check_target(
             json!({"url": url, "prompt": "check"})
         }
         "WebSearch" => json!({"query": spec}),
-        "Agent" | "Task" => {
+        "Agent" => {
             json!({"subagent_type": spec, "prompt": "check", "description": "check"})
         }
         "Skill" => json!({"skill": spec}),

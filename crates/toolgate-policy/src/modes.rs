@@ -38,7 +38,7 @@ pub const INTERNAL_TOOLS: &[&str] = &[
 
 /// Tools plan mode lets through to the normal flow although they are not read-only: they
 /// start work whose every action is checked on its own (subagents, skills), or only search.
-pub const PLAN_DELEGATES: &[&str] = &["Agent", "Task", "Skill", "WebSearch"];
+pub const PLAN_DELEGATES: &[&str] = &["Agent", "Skill", "WebSearch"];
 
 /// Programs `acceptEdits` approves on paths inside the roots (compat §5).
 pub const ACCEPT_EDITS_PROGRAMS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
@@ -159,8 +159,9 @@ pub(crate) fn mode_step(req: &PolicyRequest<'_>, view: &View, guard: RootGuard) 
         },
         Family::Other
             if mode == PermissionMode::Plan
-                && !PLAN_DELEGATES.contains(&req.tool)
-                && (!req.annotations.read_only || req.tool.starts_with("mcp__")) =>
+                && !PLAN_DELEGATES.contains(&toolgate_protocol::canonical_tool_name(req.tool))
+                && (!req.annotations.read_only
+                    || req.tool.starts_with(toolgate_protocol::MCP_PREFIX)) =>
         {
             ModeStep::Deny(format!(
                 "plan mode is read-only and {} may change things",

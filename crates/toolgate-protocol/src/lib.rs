@@ -53,7 +53,7 @@ pub use mode::{PermissionMode, UnknownMode};
 pub use output::{Content, ToolOutput};
 pub use result::CallResult;
 pub use spec::{
-    Concurrency, Subject, TOOL_ALIASES, TimeoutSpec, ToolAnnotations, ToolSpec,
+    Concurrency, MCP_PREFIX, Subject, TOOL_ALIASES, TimeoutSpec, ToolAnnotations, ToolSpec,
     canonical_tool_name, tool_name_aliases,
 };
 pub use verdict::{Decision, Layer, Stage, Verdict};

@@ -109,6 +109,11 @@ impl Subject {
     }
 }
 
+/// Every MCP tool's name starts with this: `mcp__<server>__<tool>`, Claude Code's form, which
+/// rules (`mcp__github`, `mcp__github__*`), deferral and the gateway's registry names all
+/// read from here.
+pub const MCP_PREFIX: &str = "mcp__";
+
 /// Tool names Claude Code has renamed, `(old, current)`: settings, hook matchers and
 /// models trained on the old name keep working, and every layer sees the current one.
 pub const TOOL_ALIASES: &[(&str, &str)] = &[("Task", "Agent")];

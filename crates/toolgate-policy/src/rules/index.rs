@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use toolgate_protocol::MCP_PREFIX;
 
 use globset::{Candidate, Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use regex::RegexSet;
@@ -625,21 +626,21 @@ fn access_word(a: Access) -> &'static str {
 /// The literal `mcp__server__` prefix of a tool-glob regex (`^mcp__gh__get_.*$`), if any.
 fn glob_server(re: &str) -> Option<String> {
     let body = re.strip_prefix('^')?;
-    let rest = body.strip_prefix("mcp__")?;
+    let rest = body.strip_prefix(MCP_PREFIX)?;
     let end = rest.find("__")?;
     let server = &rest[..end];
     (!server.is_empty()
         && server
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-    .then(|| format!("mcp__{server}__"))
+    .then(|| format!("{MCP_PREFIX}{server}__"))
 }
 
 /// `mcp__server__tool` → `mcp__server__`.
 pub(crate) fn server_key(tool: &str) -> Option<&str> {
-    let rest = tool.strip_prefix("mcp__")?;
+    let rest = tool.strip_prefix(MCP_PREFIX)?;
     let end = rest.find("__")?;
-    Some(&tool[..5 + end + 2])
+    Some(&tool[..MCP_PREFIX.len() + end + 2])
 }
 
 /// The rule names that cover a tool family beyond its own name: `Read` covers Grep and

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use toolgate_protocol::MCP_PREFIX;
 
 use regex::Regex;
 
@@ -282,11 +283,11 @@ pub(crate) fn parse_rule(
             Some(server) => ToolPat::Server(server),
             None => ToolPat::Glob(glob_regex(tool)?),
         }
-    } else if let Some(rest) = tool.strip_prefix("mcp__")
+    } else if let Some(rest) = tool.strip_prefix(MCP_PREFIX)
         && !rest.is_empty()
         && !rest.contains("__")
     {
-        ToolPat::Server(format!("mcp__{rest}__"))
+        ToolPat::Server(format!("{MCP_PREFIX}{rest}__"))
     } else {
         if !known(tool, ctx) && !tool.contains('_') {
             match KNOWN_TOOLS.iter().find(|k| k.eq_ignore_ascii_case(tool)) {
@@ -447,7 +448,7 @@ fn parse_spec(
         "WebFetch" => {
             Err("WebFetch rules take domain:HOST, e.g. WebFetch(domain:*.example.com)".into())
         }
-        "Agent" | "Task" => Ok(Some(Spec::Value {
+        "Agent" => Ok(Some(Spec::Value {
             field: Some("subagent_type"),
             value: Wild::new(s)?,
         })),
@@ -470,16 +471,16 @@ fn parse_spec(
 }
 
 fn anchored_mcp_glob(tool: &str) -> bool {
-    tool.strip_prefix("mcp__")
+    tool.strip_prefix(MCP_PREFIX)
         .and_then(|rest| rest.split_once("__"))
         .is_some_and(|(server, _)| !server.is_empty() && !server.contains('*'))
 }
 
 /// `mcp__server__*` is a server rule, not a general glob.
 fn server_of_glob(tool: &str) -> Option<String> {
-    let rest = tool.strip_prefix("mcp__")?.strip_suffix("__*")?;
+    let rest = tool.strip_prefix(MCP_PREFIX)?.strip_suffix("__*")?;
     (!rest.is_empty() && !rest.contains('*') && !rest.contains("__"))
-        .then(|| format!("mcp__{rest}__"))
+        .then(|| format!("{MCP_PREFIX}{rest}__"))
 }
 
 fn glob_regex(tool: &str) -> Result<Regex, String> {
@@ -490,10 +491,9 @@ fn glob_regex(tool: &str) -> Result<Regex, String> {
 fn broad_in_auto(tool: &ToolPat, spec: &Spec) -> bool {
     match (tool, spec) {
         (ToolPat::Glob(_), _) => true,
-        (ToolPat::Name(n), Spec::Any) => matches!(
-            n.as_str(),
-            "Bash" | "PowerShell" | "Agent" | "Task" | "Monitor"
-        ),
+        (ToolPat::Name(n), Spec::Any) => {
+            matches!(n.as_str(), "Bash" | "PowerShell" | "Agent" | "Monitor")
+        }
         (ToolPat::Name(_), Spec::Bash(p)) => {
             p.is_any() || (p.is_wildcard() && interpreter_prefix(&p.text))
         }
