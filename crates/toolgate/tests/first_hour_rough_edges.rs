@@ -3,6 +3,8 @@
 //! `sandbox run`, `exec --format openai`, `tools --write-snapshot`, and the everyday
 //! commands that default mode lets through without asking.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -261,23 +263,11 @@ fn verbose_logs_summarise_and_have_no_colour_on_a_pipe() {
 }
 
 fn exec(dir: &Path, args: &[&str], stdin: &str) -> (Output, Vec<Value>) {
-    use std::io::Write;
-    let mut child = bin()
-        .args(["exec", "--no-audit", "--workspace"])
+    let mut cmd = bin();
+    cmd.args(["exec", "--no-audit", "--workspace"])
         .arg(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .args(args);
+    let out = support::exec::with_stdin(cmd, stdin.as_bytes());
     let lines = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -427,7 +417,6 @@ fn serve_answers_an_unknown_method_with_method_not_found() {
 /// The hook's decision on a Bash command (`--decide`, so a full understanding is an
 /// allow): `allow`, `ask`, `deny`, or `none` for no opinion.
 fn hook_decision(dir: &Path, extra: &[&str], command: &str) -> String {
-    use std::io::Write;
     let input = serde_json::json!({
         "session_id": "s1",
         "transcript_path": dir.join("t.jsonl"),
@@ -437,22 +426,9 @@ fn hook_decision(dir: &Path, extra: &[&str], command: &str) -> String {
         "tool_name": "Bash",
         "tool_input": {"command": command},
     });
-    let mut child = bin()
-        .current_dir(dir)
-        .args(["hook", "--decide"])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = bin();
+    cmd.current_dir(dir).args(["hook", "--decide"]).args(extra);
+    let out = support::exec::with_stdin(cmd, input.to_string().as_bytes());
     if out.status.code() == Some(2) {
         return "deny".into();
     }
@@ -738,7 +714,6 @@ fn audit_tail_of_a_missing_file_exits_2() {
 /// with a message, an `allow` only with `--decide`, and anything else is no answer.
 #[test]
 fn permission_request_answers_as_documented() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let ask = |command: &str, decide: bool| {
         let input = serde_json::json!({
@@ -751,19 +726,7 @@ fn permission_request_answers_as_documented() {
         if decide {
             c.arg("--decide");
         }
-        let mut child = c
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = support::exec::with_stdin(c, input.to_string().as_bytes());
         assert_eq!(out.status.code(), Some(0), "{command}: {out:?}");
         if out.stdout.is_empty() {
             return Value::Null;

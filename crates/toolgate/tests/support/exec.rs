@@ -9,13 +9,7 @@ use serde_json::{Value, json};
 /// Starts `cmd` (a `toolgate exec …` command, arguments and environment set), writes the
 /// calls (name, input) as `tool_use` lines with ids `t0`, `t1`, …, and returns the output and
 /// the results, one JSON value per stdout line.
-pub fn run_calls(mut cmd: Command, calls: &[(&str, Value)]) -> (Output, Vec<Value>) {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+pub fn run_calls(cmd: Command, calls: &[(&str, Value)]) -> (Output, Vec<Value>) {
     let mut input = String::new();
     for (i, (name, args)) in calls.iter().enumerate() {
         input.push_str(
@@ -24,13 +18,7 @@ pub fn run_calls(mut cmd: Command, calls: &[(&str, Value)]) -> (Output, Vec<Valu
         );
         input.push('\n');
     }
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(cmd, input.as_bytes());
     let results = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -43,4 +31,16 @@ pub fn results(cmd: Command, calls: &[(&str, Value)]) -> Vec<Value> {
     let (out, results) = run_calls(cmd, calls);
     assert_eq!(results.len(), calls.len(), "{out:?}");
     results
+}
+
+/// Runs `cmd` with `stdin` as its input and its stdout and stderr captured.
+pub fn with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
 }
